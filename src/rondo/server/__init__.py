@@ -1,0 +1,1 @@
+"""The server side: the registry users decorate, dispatch, dialects and the Context."""

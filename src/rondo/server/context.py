@@ -1,0 +1,162 @@
+"""The per-request Context a handler may ask for with a `ctx: rondo.Context` parameter."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..wire.meta import LOG_LEVEL_RANK, PROGRESS_TOKEN
+
+if TYPE_CHECKING:
+    from .server import Server
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+class _Done:
+    """An awaitable that is already finished: lets `ctx.log(...)` be called or awaited."""
+
+    __slots__ = ()
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return iter(())
+
+
+DONE = _Done()
+
+
+class Context:
+    """What the framework knows about the request being handled.
+
+    The fields are framework-owned: a component's own arguments never gain hidden keys, and
+    middleware must not rewrite these when it forwards the context.
+    """
+
+    __slots__ = (
+        "server",
+        "request_id",
+        "request_method",
+        "request_params",
+        "protocol_version",
+        "client_info",
+        "client_capabilities",
+        "era",
+        "input_responses",
+        "state",
+        "auth",
+        "log_level",
+        "principal",
+        "_emit",
+        "_progress",
+        "_session",
+        "_mrtr",
+        "_sync",
+        "_loop",
+    )
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        request_id: Any = None,
+        request_method: str = "",
+        request_params: Mapping[str, Any] | None = None,
+        protocol_version: str = "",
+        client_info: dict[str, Any] | None = None,
+        client_capabilities: dict[str, Any] | None = None,
+        era: str = "modern",
+        auth: Any = None,
+        log_level: str | None = None,
+        emit: Emit | None = None,
+        session: Any = None,
+    ) -> None:
+        self.server = server
+        self.request_id = request_id
+        self.request_method = request_method
+        self.request_params: Mapping[str, Any] = request_params or {}
+        self.protocol_version = protocol_version
+        self.client_info = client_info
+        self.client_capabilities: dict[str, Any] = client_capabilities or {}
+        self.era = era
+        self.input_responses: dict[str, Any] = {}
+        self.state: Any = None
+        self.auth = auth
+        self.log_level = log_level
+        self.principal: Any = None
+        self._emit = emit
+        meta = self.request_params.get("_meta") if request_params else None
+        self._progress = meta.get(PROGRESS_TOKEN) if isinstance(meta, dict) else None
+        self._session = session
+        self._mrtr: Any = None
+        self._sync = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def server_name(self) -> str:
+        """The server's name: the audience request-state tokens are bound to."""
+        return self.server.name
+
+    # -- notifications scoped to this request -------------------------------------------------
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> _Done:
+        """Send `notifications/progress` if the client asked for progress; call it or await it."""
+        if self._progress is not None and self._emit is not None:
+            params: dict[str, Any] = {"progressToken": self._progress, "progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message is not None:
+                params["message"] = message
+            self._emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": params})
+        return DONE
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> _Done:
+        """Send `notifications/message` at `level`, only if this request opted in to that level."""
+        wanted = self.log_level
+        if wanted is None or self._emit is None:
+            return DONE
+        rank = LOG_LEVEL_RANK.get(level)
+        if rank is None:
+            raise ValueError(f"unknown log level {level!r}")
+        if rank >= LOG_LEVEL_RANK[wanted]:
+            params: dict[str, Any] = {"level": level, "data": data}
+            if logger is not None:
+                params["logger"] = logger
+            self._emit({"jsonrpc": "2.0", "method": "notifications/message", "params": params})
+        return DONE
+
+    def debug(self, data: Any) -> _Done:
+        return self.log("debug", data)
+
+    def info(self, data: Any) -> _Done:
+        return self.log("info", data)
+
+    def warning(self, data: Any) -> _Done:
+        return self.log("warning", data)
+
+    def error(self, data: Any) -> _Done:
+        return self.log("error", data)
+
+    # -- asking the client for input (MRTR on 2026-07-28, back-channel on legacy) ------------
+
+    def ask(self, key: str, request: Mapping[str, Any]) -> Any:
+        """Return the answer to `request`, asking the client for it if no round has supplied it.
+
+        In an `async def` handler write `await ctx.ask(...)`; in a plain `def` handler call it
+        directly. On the 2026-07-28 wire a missing answer ends this round with input_required;
+        the handler then runs again from the top on the retry.
+        """
+        from ..mrtr.ask import ask_all
+
+        return ask_all(self, {key: request}, single=key)
+
+    def ask_all(self, requests: Mapping[str, Mapping[str, Any]]) -> Any:
+        """Ask several independent questions at once; returns `{key: answer}`."""
+        from ..mrtr.ask import ask_all
+
+        return ask_all(self, requests, single=None)
+
+    def __repr__(self) -> str:
+        return f"<Context {self.request_method} id={self.request_id!r} era={self.era}>"
