@@ -1,0 +1,404 @@
+"""Content blocks, prompt messages and resource contents as plain JSON-ready dicts.
+
+Helpers build dicts (fast to encode, nothing to convert); the shaping functions turn whatever
+a handler returned into the body of a `tools/call`, `prompts/get` or `resources/read` result.
+The TypedDicts below are only names for those dicts: annotate a tool `-> ContentBlock` or
+`-> list[ContentBlock]` and it gets no output schema (its result is content, not data).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+
+import msgspec
+
+if TYPE_CHECKING:
+    from .schema import Signature
+
+Role = Literal["user", "assistant"]
+
+
+class TextContent(TypedDict):
+    type: Literal["text"]
+    text: str
+    annotations: NotRequired[dict[str, Any]]
+    _meta: NotRequired[dict[str, Any]]
+
+
+class ImageContent(TypedDict):
+    type: Literal["image"]
+    data: str
+    mimeType: str
+    annotations: NotRequired[dict[str, Any]]
+    _meta: NotRequired[dict[str, Any]]
+
+
+class AudioContent(TypedDict):
+    type: Literal["audio"]
+    data: str
+    mimeType: str
+    annotations: NotRequired[dict[str, Any]]
+    _meta: NotRequired[dict[str, Any]]
+
+
+class EmbeddedResource(TypedDict):
+    type: Literal["resource"]
+    resource: dict[str, Any]
+    annotations: NotRequired[dict[str, Any]]
+    _meta: NotRequired[dict[str, Any]]
+
+
+class ResourceLink(TypedDict):
+    type: Literal["resource_link"]
+    uri: str
+    name: str
+    title: NotRequired[str]
+    description: NotRequired[str]
+    mimeType: NotRequired[str]
+    size: NotRequired[int]
+    annotations: NotRequired[dict[str, Any]]
+    _meta: NotRequired[dict[str, Any]]
+
+
+class PromptMessage(TypedDict):
+    role: Role
+    content: ContentBlock
+
+
+ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
+
+# Every name that marks a return annotation as "content, not structured data".
+CONTENT_TYPES: frozenset[Any] = frozenset(
+    {TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink}
+)
+
+# A dict counts as a content block when its `type` is one of these and it has the keys that
+# type requires; checking the keys keeps `{"type": "text", "value": 3}` data out of `content`.
+_REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource": ("resource",),
+    "resource_link": ("uri", "name"),
+}
+
+
+def _b64(data: bytes | bytearray | memoryview | str) -> str:
+    """Bytes become base64; a str is taken to be base64 already."""
+    if isinstance(data, str):
+        return data
+    return base64.b64encode(data).decode("ascii")
+
+
+def _extras(
+    block: dict[str, Any], annotations: Mapping[str, Any] | None, meta: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    if annotations is not None:
+        block["annotations"] = dict(annotations)
+    if meta is not None:
+        block["_meta"] = dict(meta)
+    return block
+
+
+# -- content blocks ---------------------------------------------------------------------------
+
+
+def text(
+    s: str, *, annotations: Mapping[str, Any] | None = None, meta: Mapping[str, Any] | None = None
+) -> TextContent:
+    """A `text` content block."""
+    return _extras({"type": "text", "text": s}, annotations, meta)  # type: ignore[return-value]
+
+
+def image(
+    data: bytes | str,
+    mime_type: str,
+    *,
+    annotations: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> ImageContent:
+    """An `image` block; `data` is raw bytes or a base64 string."""
+    block = {"type": "image", "data": _b64(data), "mimeType": mime_type}
+    return _extras(block, annotations, meta)  # type: ignore[return-value]
+
+
+def audio(
+    data: bytes | str,
+    mime_type: str,
+    *,
+    annotations: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> AudioContent:
+    """An `audio` block; `data` is raw bytes or a base64 string."""
+    block = {"type": "audio", "data": _b64(data), "mimeType": mime_type}
+    return _extras(block, annotations, meta)  # type: ignore[return-value]
+
+
+def resource_text(uri: str, text: str, mime_type: str | None = None) -> dict[str, Any]:
+    """`TextResourceContents`: one item of a `resources/read` result or an embedded resource."""
+    item: dict[str, Any] = {"uri": uri}
+    if mime_type is not None:
+        item["mimeType"] = mime_type
+    item["text"] = text
+    return item
+
+
+def resource_blob(uri: str, data: bytes | str, mime_type: str | None = None) -> dict[str, Any]:
+    """`BlobResourceContents`; `data` is raw bytes or a base64 string."""
+    item: dict[str, Any] = {"uri": uri}
+    if mime_type is not None:
+        item["mimeType"] = mime_type
+    item["blob"] = _b64(data)
+    return item
+
+
+def embedded(
+    uri: str,
+    *,
+    text: str | None = None,
+    blob: bytes | str | None = None,
+    mime_type: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> EmbeddedResource:
+    """A `resource` block embedding a resource's contents; give exactly one of `text`/`blob`."""
+    if (text is None) == (blob is None):
+        raise ValueError("embedded() needs exactly one of text= or blob=")
+    if text is not None:
+        resource = resource_text(uri, text, mime_type)
+    else:
+        resource = resource_blob(uri, blob, mime_type)  # type: ignore[arg-type]
+    return _extras({"type": "resource", "resource": resource}, annotations, meta)  # type: ignore[return-value]
+
+
+def resource_link(
+    uri: str,
+    name: str,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    size: int | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> ResourceLink:
+    """A `resource_link` block pointing at a resource the client may read."""
+    block: dict[str, Any] = {"type": "resource_link", "uri": uri, "name": name}
+    if title is not None:
+        block["title"] = title
+    if description is not None:
+        block["description"] = description
+    if mime_type is not None:
+        block["mimeType"] = mime_type
+    if size is not None:
+        block["size"] = size
+    return _extras(block, annotations, meta)  # type: ignore[return-value]
+
+
+def is_content_block(value: Any) -> bool:
+    """True for a dict shaped like one of the five ContentBlock kinds."""
+    if type(value) is not dict:
+        return False
+    keys = _REQUIRED_KEYS.get(value.get("type"))  # type: ignore[arg-type]
+    return keys is not None and all(k in value for k in keys)
+
+
+# -- tools ------------------------------------------------------------------------------------
+
+
+class ToolResult:
+    """A complete `CallToolResult` for a handler that wants full control.
+
+    `content` items may be content blocks or plain strings (made text blocks). `structured`
+    goes out as `structuredContent` as given (after `to_builtins`); no text copy is added,
+    so include one yourself when old clients should see the data.
+    """
+
+    __slots__ = ("content", "structured", "is_error", "meta")
+
+    _NOTHING: Any = object()
+
+    def __init__(
+        self,
+        content: Iterable[Any] | Any = (),
+        *,
+        structured: Any = _NOTHING,
+        is_error: bool = False,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        if isinstance(content, (str, dict)):
+            content = [content]
+        self.content = list(content)
+        self.structured = structured
+        self.is_error = is_error
+        self.meta = meta
+
+    def to_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"content": [_as_block(c) for c in self.content]}
+        if self.structured is not ToolResult._NOTHING:
+            body["structuredContent"] = _builtins(self.structured)
+        if self.is_error:
+            body["isError"] = True
+        if self.meta is not None:
+            body["_meta"] = dict(self.meta)
+        return body
+
+    def __repr__(self) -> str:
+        return f"ToolResult({self.content!r}, is_error={self.is_error})"
+
+
+class ToolError(Exception):
+    """Raise from a tool to answer with an `isError: true` result carrying this message.
+
+    For failures the model can see and correct (bad input, a missing record); a JSON-RPC error
+    is for protocol failures and comes from `rondo.McpError`.
+    """
+
+
+def error_result(message: str) -> dict[str, Any]:
+    """The `CallToolResult` body for a tool-level error (`ToolError`, invalid arguments)."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _as_block(item: Any) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"type": "text", "text": item}
+    if is_content_block(item):
+        return item  # type: ignore[no-any-return]
+    raise TypeError(f"not a content block: {item!r:.80}")
+
+
+def _enc_hook(obj: Any) -> Any:
+    # Pydantic models are the one foreign type handlers commonly return; checked by duck type
+    # so pydantic is never imported here.
+    dump = getattr(obj, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json")
+    raise NotImplementedError
+
+
+def _builtins(value: Any) -> Any:
+    return msgspec.to_builtins(value, enc_hook=_enc_hook)
+
+
+def to_json_text(value: Any) -> str:
+    """Compact JSON for a value; objects msgspec cannot encode fall back to `str(value)`."""
+    try:
+        return msgspec.json.encode(value, enc_hook=_enc_hook).decode()
+    except (TypeError, msgspec.EncodeError):
+        return str(value)
+
+
+def tool_result(value: Any, signature: Signature) -> dict[str, Any]:
+    """Shape a tool's return value into a `CallToolResult` body (no `resultType`).
+
+    `ToolResult` → as given; with an output schema → `structuredContent` plus its JSON as text;
+    str → a text block; a content block, or a list of blocks and strings → `content`;
+    None → no content; bytes → an error result (say what they are with `image`/`audio`/
+    `embedded`); anything else → a text block with its JSON.
+    """
+    if isinstance(value, ToolResult):
+        return value.to_dict()
+    if signature.output_schema is not None:
+        structured = signature.structure_output(value)
+        return {
+            "content": [{"type": "text", "text": msgspec.json.encode(structured).decode()}],
+            "structuredContent": structured,
+        }
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}]}
+    if value is None:
+        return {"content": []}
+    if is_content_block(value):
+        return {"content": [value]}
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(v, str) or is_content_block(v) for v in value
+    ):
+        return {"content": [_as_block(v) for v in value]}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return error_result(
+            "tool returned raw bytes; wrap them with rondo.image(), rondo.audio() or rondo.embedded()"
+        )
+    return {"content": [{"type": "text", "text": to_json_text(value)}]}
+
+
+# -- prompts ----------------------------------------------------------------------------------
+
+
+def _message(role: Role, content: Any) -> PromptMessage:
+    return {"role": role, "content": _as_block(content)}  # type: ignore[typeddict-item]
+
+
+def user(content: str | Mapping[str, Any]) -> PromptMessage:
+    """A `PromptMessage` from the user; `content` is a string or a content block."""
+    return _message("user", content)
+
+
+def assistant(content: str | Mapping[str, Any]) -> PromptMessage:
+    """A `PromptMessage` from the assistant; `content` is a string or a content block."""
+    return _message("assistant", content)
+
+
+def _one_message(item: Any) -> dict[str, Any]:
+    if isinstance(item, str) or is_content_block(item):
+        return _message("user", item)  # type: ignore[return-value]
+    if type(item) is dict and "role" in item and "content" in item:
+        if item["role"] not in ("user", "assistant"):
+            raise TypeError(
+                f"prompt message role must be 'user' or 'assistant', got {item['role']!r}"
+            )
+        if isinstance(item["content"], str):
+            return {**item, "content": {"type": "text", "text": item["content"]}}
+        return item
+    raise TypeError(f"a prompt must return strings, messages or content blocks, got {item!r:.80}")
+
+
+def prompt_messages(value: Any) -> list[dict[str, Any]]:
+    """Shape a prompt's return value into `GetPromptResult.messages`.
+
+    A string or a content block becomes one user message; a message dict passes through (a
+    string `content` is made a text block); a list holds any of these.
+    """
+    if isinstance(value, (list, tuple)):
+        return [_one_message(v) for v in value]
+    if value is None:
+        return []
+    return [_one_message(value)]
+
+
+# -- resources --------------------------------------------------------------------------------
+
+
+def _is_contents(item: Any) -> bool:
+    return type(item) is dict and "uri" in item and ("text" in item or "blob" in item)
+
+
+def _one_contents(item: Any, uri: str, mime_type: str | None) -> dict[str, Any]:
+    if isinstance(item, str):
+        return resource_text(uri, item, mime_type)
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        return resource_blob(uri, bytes(item), mime_type)
+    if _is_contents(item):
+        return item  # type: ignore[no-any-return]
+    # Structured data (dict, dataclass, Struct, model): served as JSON text.
+    return resource_text(uri, to_json_text(item), mime_type or "application/json")
+
+
+def resource_contents(value: Any, uri: str, mime_type: str | None = None) -> list[dict[str, Any]]:
+    """Shape a resource handler's return value into `ReadResourceResult.contents`.
+
+    str → text; bytes → base64 blob; a `{"uri", "text"|"blob"}` dict passes through; a list
+    gives one item per element; other data is served as JSON text (`application/json` unless
+    `mime_type` says otherwise). None is an error: a read never answers with empty contents.
+    """
+    if value is None:
+        raise TypeError(f"resource handler for {uri} returned None")
+    if isinstance(value, (list, tuple)):
+        if value and all(
+            isinstance(v, (str, bytes, bytearray, memoryview)) or _is_contents(v) for v in value
+        ):
+            return [_one_contents(v, uri, mime_type) for v in value]
+        return [resource_text(uri, to_json_text(value), mime_type or "application/json")]
+    return [_one_contents(value, uri, mime_type)]

@@ -1,0 +1,637 @@
+"""JSON Schema from a handler's type hints, and fast binding of arguments to its parameters.
+
+All the work happens once, at decoration: the parameters become a msgspec Struct type and its
+schema. A call is then one `msgspec.convert` (validation and conversion together) plus
+`structs.asdict` for the keyword arguments.
+
+Choices worth knowing:
+
+* Unknown arguments are rejected (`additionalProperties: false` in the schema) unless the
+  function takes `**kwargs`; then extra arguments pass through (validated by the `**kwargs`
+  annotation if it has one). A tool with no parameters gets
+  `{"type": "object", "properties": {}, "additionalProperties": false}`.
+* Tools convert strictly: JSON `1` is fine for a float, `"1"` is not an int. Prompt and
+  resource-template arguments arrive as strings and convert leniently (`"5"` → 5).
+  A consequence of strictness: `dict[int, ...]` tool parameters cannot be satisfied (JSON
+  object keys are strings); use `dict[str, ...]`.
+* An explicit `input_schema=` is emitted verbatim and is not checked by `bind`: arguments must
+  be an object, required parameters must be present, and only keys naming a parameter are
+  passed (every key when the function takes `**kwargs`). Values are passed as received.
+* Pydantic models work as parameter and return types; pydantic is imported only when such a
+  model is met.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import functools
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import msgspec
+from msgspec.structs import asdict as _asdict
+
+from . import content as _content
+from .context import Context
+
+__all__ = [
+    "ArgumentError",
+    "Signature",
+    "tool_signature",
+    "prompt_signature",
+    "template_signature",
+]
+
+_convert = msgspec.convert
+_ValidationError = msgspec.ValidationError
+_EMPTY = inspect.Parameter.empty
+_REF_PREFIX = "#/$defs/"
+_ROOT_NAME = "RondoArguments"
+
+
+class ArgumentError(Exception):
+    """Arguments that do not fit the signature; str(exc) is a readable one-line message for a model."""
+
+
+# -- the signature ------------------------------------------------------------------------------
+
+
+class Signature:
+    """What rondo knows about a handler's parameters and return value (built once)."""
+
+    __slots__ = (
+        "input_schema",
+        "output_schema",
+        "context_param",
+        "is_async",
+        "param_names",
+        "_struct",
+        "_strict",
+        "_dec_hook",
+        "_extras",
+        "_required",
+        "_accepts_any",
+    )
+
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    context_param: str | None
+    is_async: bool
+    param_names: tuple[str, ...]
+
+    def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Validate + convert arguments into kwargs for the function (ctx not included)."""
+        if arguments is None:
+            arguments = {}
+        elif type(arguments) is not dict:
+            if not isinstance(arguments, Mapping):
+                raise ArgumentError(
+                    f"Invalid arguments: arguments must be an object, got {_json_type(arguments)}"
+                )
+            arguments = dict(arguments)
+        struct = self._struct
+        if struct is None:
+            return self._bind_explicit(arguments)
+        try:
+            kwargs = _asdict(
+                _convert(arguments, struct, strict=self._strict, dec_hook=self._dec_hook)
+            )
+        except _ValidationError as exc:
+            raise ArgumentError(explain(str(exc))) from None
+        if self._extras is not None:
+            self._bind_extras(arguments, kwargs)
+        return kwargs
+
+    def _bind_extras(self, arguments: dict[str, Any], kwargs: dict[str, Any]) -> None:
+        # Only reached by functions taking **kwargs: the keys the Struct did not claim.
+        extra_type = self._extras
+        for key, value in arguments.items():
+            if key in kwargs:
+                continue
+            if extra_type is Any:
+                kwargs[key] = value
+                continue
+            try:
+                kwargs[key] = _convert(
+                    value, extra_type, strict=self._strict, dec_hook=self._dec_hook
+                )
+            except _ValidationError as exc:
+                raise ArgumentError(explain(str(exc), prefix=key)) from None
+
+    def _bind_explicit(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        for name in self._required:
+            if name not in arguments:
+                raise ArgumentError(f"Invalid arguments: missing required argument {name!r}")
+        if self._accepts_any:
+            return arguments.copy()
+        names = self.param_names
+        return {k: v for k, v in arguments.items() if k in names}
+
+    def structure_output(self, value: Any) -> Any:
+        """to_builtins of a return value that has an output schema (for structuredContent)."""
+        return msgspec.to_builtins(value, enc_hook=_content._enc_hook)
+
+    def __repr__(self) -> str:
+        return f"<Signature ({', '.join(self.param_names)}) ctx={self.context_param}>"
+
+
+def tool_signature(
+    fn: Callable[..., Any],
+    *,
+    input_schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
+) -> Signature:
+    """The Signature of a tool handler; explicit schemas override the generated ones."""
+    if input_schema is not None and (
+        not isinstance(input_schema, dict) or input_schema.get("type") != "object"
+    ):
+        raise ValueError(f"{_name(fn)}: input_schema must be a JSON Schema with type 'object'")
+    return _build(fn, strict=True, input_schema=input_schema, output_schema=output_schema)
+
+
+def prompt_signature(fn: Callable[..., Any]) -> tuple[Signature, list[dict[str, Any]]]:
+    """The Signature of a prompt handler and its `PromptArgument` list.
+
+    Prompt arguments arrive as strings; parameters annotated int/float/bool convert from them.
+    """
+    sig = _build(fn, strict=False, input_schema=None, output_schema=None, with_output=False)
+    props = sig.input_schema.get("properties", {})
+    required = set(sig.input_schema.get("required", ()))
+    arguments: list[dict[str, Any]] = []
+    for name in sig.param_names:
+        argument: dict[str, Any] = {"name": name}
+        prop = props.get(name, {})
+        if "title" in prop:
+            argument["title"] = prop["title"]
+        if "description" in prop:
+            argument["description"] = prop["description"]
+        argument["required"] = name in required
+        arguments.append(argument)
+    return sig, arguments
+
+
+def template_signature(fn: Callable[..., Any], variables: Sequence[str]) -> Signature:
+    """The Signature of a resource-template handler whose parameters are the URI variables.
+
+    Values arrive as strings from the URI and convert by the hints. A parameter that is not a
+    template variable, or a variable with no parameter (unless `**kwargs`), is a ValueError.
+    """
+    sig = _build(fn, strict=False, input_schema=None, output_schema=None, with_output=False)
+    params = set(sig.param_names)
+    wanted = set(variables)
+    unknown = sorted(params - wanted)
+    if unknown:
+        raise ValueError(
+            f"{_name(fn)}: parameters {unknown} are not variables of the URI template "
+            f"(variables: {sorted(wanted)})"
+        )
+    missing = sorted(wanted - params)
+    if missing and sig._extras is None:
+        raise ValueError(
+            f"{_name(fn)}: URI template variables {missing} have no matching parameter"
+        )
+    return sig
+
+
+# -- building ---------------------------------------------------------------------------------
+
+
+def _build(
+    fn: Callable[..., Any],
+    *,
+    strict: bool,
+    input_schema: dict[str, Any] | None,
+    output_schema: dict[str, Any] | None,
+    with_output: bool = True,
+) -> Signature:
+    name = _name(fn)
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: cannot read the signature: {exc}") from None
+    hints = _Hints(fn)
+
+    context_param: str | None = None
+    fields: list[tuple[Any, ...]] = []
+    defaults: dict[str, Any] = {}
+    extras: Any = None
+    for param in params.values():
+        if param.kind is param.VAR_POSITIONAL:
+            continue
+        hint = hints.get(param.name, param.annotation)
+        if hints.is_context(param.name, param.annotation, hint):
+            context_param = param.name
+            continue
+        if param.kind is param.VAR_KEYWORD:
+            extras = Any if hint is _EMPTY else _prepare(hint)
+            continue
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ValueError(
+                f"{name}: positional-only parameter {param.name!r} cannot receive an argument"
+            )
+        tp = Any if hint is _EMPTY else _prepare(hint)
+        if param.default is _EMPTY:
+            fields.append((param.name, tp))
+        else:
+            fields.append((param.name, tp, _struct_default(param.default)))
+            defaults[param.name] = param.default
+
+    sig = Signature()
+    sig.context_param = context_param
+    sig.is_async = _is_async(fn)
+    sig.param_names = tuple(f[0] for f in fields)
+    sig._strict = strict
+    sig._extras = extras
+    sig._required = tuple(f[0] for f in fields if len(f) == 2)
+    sig._accepts_any = extras is not None
+
+    if input_schema is not None:
+        sig._struct = None
+        sig._dec_hook = None
+        sig.input_schema = input_schema
+    else:
+        struct = msgspec.defstruct(
+            _ROOT_NAME, fields, kw_only=True, forbid_unknown_fields=extras is None
+        )
+        schema, uses_pydantic = _input_schema(name, struct, fields, extras, defaults)
+        sig._struct = struct
+        sig._dec_hook = _dec_hook if uses_pydantic else None
+        sig.input_schema = schema
+
+    if output_schema is not None:
+        sig.output_schema = output_schema
+    elif with_output:
+        sig.output_schema = _output_schema(hints.get("return", _EMPTY))
+    else:
+        sig.output_schema = None
+    return sig
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def _is_async(fn: Any) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _struct_default(default: Any) -> Any:
+    # msgspec refuses non-empty mutable defaults and must be able to encode a default into the
+    # schema; a factory returning the very same object keeps Python's default semantics.
+    if isinstance(default, (list, dict, set, bytearray)) and default:
+        return msgspec.field(default_factory=lambda d=default: d)
+    try:
+        msgspec.to_builtins(default)
+    except (TypeError, msgspec.EncodeError):
+        return msgspec.field(default_factory=lambda d=default: d)
+    return default
+
+
+# -- type hints -------------------------------------------------------------------------------
+
+_CONTEXT_TEXT = re.compile(
+    r"\s*(?:Optional\[\s*)?(?:rondo\.(?:server\.context\.)?)?Context\s*\]?\s*(?:\|\s*None\s*)?"
+)
+
+
+class _Hints:
+    """Resolved annotations, tolerating `from __future__ import annotations` and names that
+    only exist under TYPE_CHECKING (the usual way to import Context)."""
+
+    def __init__(self, fn: Any) -> None:
+        self._fn = fn
+        target = fn.func if isinstance(fn, functools.partial) else fn
+        if not (inspect.isfunction(target) or inspect.ismethod(target)):
+            target = getattr(target, "__call__", target)  # noqa: B004
+        self._globals = getattr(inspect.unwrap(target), "__globals__", {})
+        try:
+            self._all: dict[str, Any] | None = typing.get_type_hints(target, include_extras=True)
+        except Exception:
+            self._all = None
+
+    def get(self, name: str, raw: Any) -> Any:
+        if raw is _EMPTY and name == "return":
+            raw = self._raw_return()
+        if self._all is not None and name in self._all:
+            return self._all[name]
+        if not isinstance(raw, str):
+            return raw
+        if name != "return" and _CONTEXT_TEXT.fullmatch(raw):
+            return Context
+        try:
+            return eval(raw, self._globals)  # what get_type_hints does, one name at a time
+        except Exception as exc:
+            if name == "return":
+                return _EMPTY  # an unresolvable return type just means no output schema
+            raise ValueError(
+                f"{_name(self._fn)}: cannot resolve the annotation {raw!r} of {name!r}: {exc}"
+            ) from None
+
+    def _raw_return(self) -> Any:
+        try:
+            return inspect.signature(self._fn).return_annotation
+        except (TypeError, ValueError):
+            return _EMPTY
+
+    def is_context(self, name: str, raw: Any, hint: Any) -> bool:
+        if isinstance(raw, str) and (self._all is None or name not in self._all):
+            return bool(_CONTEXT_TEXT.fullmatch(raw))
+        return _is_context_type(hint)
+
+
+def _is_context_type(hint: Any) -> bool:
+    if isinstance(hint, type):
+        return issubclass(hint, Context)
+    if get_origin(hint) in (Union, types.UnionType):
+        args = [a for a in get_args(hint) if a is not type(None)]
+        return len(args) == 1 and _is_context_type(args[0])
+    return False
+
+
+_DATETIME_FORMATS = {datetime.datetime: "date-time", datetime.time: "time"}
+
+
+def _prepare(tp: Any) -> Any:
+    """Rewrite a hint for msgspec: plain strings in Annotated become `Meta(description=...)`;
+    datetime/time gain their JSON Schema `format` (msgspec leaves it out)."""
+    fmt = _DATETIME_FORMATS.get(tp)
+    if fmt is not None:
+        return Annotated[tp, msgspec.Meta(extra_json_schema={"format": fmt})]
+    origin = get_origin(tp)
+    if origin is None or origin is Literal:
+        return tp
+    args = get_args(tp)
+    if origin is Annotated:
+        inner = _prepare(args[0])
+        extras = list(args[1:])
+        texts = [m for m in extras if isinstance(m, str)]
+        if texts:
+            # Before the other metadata so an explicit Meta(description=...) still wins.
+            extras = [msgspec.Meta(description=" ".join(texts))] + [
+                m for m in extras if not isinstance(m, str)
+            ]
+        if inner is args[0] and not texts:
+            return tp
+        return Annotated[(inner, *extras)]  # type: ignore[valid-type]
+    new = tuple(a if a is Ellipsis else _prepare(a) for a in args)
+    if all(a is b for a, b in zip(new, args, strict=True)):
+        return tp
+    if origin in (Union, types.UnionType):
+        return Union[new]  # noqa: UP007 - built from a tuple
+    try:
+        return origin[new]
+    except TypeError:
+        return tp
+
+
+# -- schemas ----------------------------------------------------------------------------------
+
+
+def _is_pydantic_model(tp: Any) -> bool:
+    # Recognised by the class hierarchy so pydantic is never imported for code that lacks it.
+    if not isinstance(tp, type):
+        return False
+    return any(c.__name__ == "BaseModel" and c.__module__ == "pydantic.main" for c in tp.__mro__)
+
+
+def _dec_hook(tp: Any, obj: Any) -> Any:
+    if _is_pydantic_model(tp):
+        import pydantic
+
+        try:
+            return tp.model_validate(obj)
+        except pydantic.ValidationError as exc:
+            problems = []
+            for err in exc.errors():
+                loc = ".".join(str(p) for p in err.get("loc", ()))
+                problems.append(f"{loc}: {err['msg']}" if loc else err["msg"])
+            raise ValueError(f"invalid {tp.__name__} ({'; '.join(problems)})") from None
+    raise NotImplementedError
+
+
+class _SchemaHook:
+    """msgspec's hook for types it does not know: pydantic models bring their own schema,
+    whose `$defs` are hoisted to the root so `#/$defs/...` references resolve."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.defs: dict[str, Any] = {}
+        self.used = False
+
+    def __call__(self, tp: Any) -> dict[str, Any]:
+        if not _is_pydantic_model(tp):
+            raise NotImplementedError
+        self.used = True
+        schema = tp.model_json_schema(ref_template=_REF_PREFIX + "{model}", mode=self.mode)
+        for key, value in schema.pop("$defs", {}).items():
+            if self.defs.setdefault(key, value) != value:
+                raise ValueError(f"two different pydantic models are both named {key!r}")
+        return dict(schema)
+
+
+def _components(types_: Sequence[Any], mode: str) -> tuple[tuple[Any, ...], dict[str, Any], bool]:
+    hook = _SchemaHook(mode)
+    refs, components = msgspec.json.schema_components(
+        types_, schema_hook=hook, ref_template=_REF_PREFIX + "{name}"
+    )
+    for key, value in hook.defs.items():
+        if components.setdefault(key, value) != value:
+            raise ValueError(f"two different types are both named {key!r}")
+    return refs, components, hook.used
+
+
+def _input_schema(
+    fn_name: str,
+    struct: Any,
+    fields: list[tuple[Any, ...]],
+    extras: Any,
+    defaults: dict[str, Any],
+) -> tuple[dict[str, Any], bool]:
+    wanted = [struct] if extras is None or extras is Any else [struct, extras]
+    try:
+        refs, components, uses_pydantic = _components(wanted, "validation")
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{fn_name}: {_culprit(fields, extras) or exc}") from None
+    body = components.pop(_ROOT_NAME)
+    root: dict[str, Any] = {"type": "object", "properties": body.get("properties", {})}
+    if body.get("required"):
+        root["required"] = body["required"]
+    if extras is None:
+        root["additionalProperties"] = False
+    elif extras is not Any:
+        root["additionalProperties"] = refs[1]
+    for key, default in defaults.items():
+        prop = root["properties"][key]
+        if "default" not in prop:
+            with contextlib.suppress(TypeError, msgspec.EncodeError):
+                prop["default"] = msgspec.to_builtins(default)
+    return _finish(root, components), uses_pydantic
+
+
+def _culprit(fields: list[tuple[Any, ...]], extras: Any) -> str | None:
+    # Decoration time only: find which parameter msgspec could not handle, to name it.
+    for field in fields:
+        try:
+            _components([field[1]], "validation")
+        except (TypeError, ValueError) as exc:
+            return f"parameter {field[0]!r} has an unsupported type: {exc}"
+    if extras is not None and extras is not Any:
+        try:
+            _components([extras], "validation")
+        except (TypeError, ValueError) as exc:
+            return f"**kwargs has an unsupported type: {exc}"
+    return None
+
+
+_NO_OUTPUT = (
+    str,
+    bytes,
+    bytearray,
+    dict,
+    list,
+    tuple,
+    set,
+    frozenset,
+    object,
+    Any,
+    type(None),
+    None,
+)
+
+
+def _is_content_hint(tp: Any) -> bool:
+    if tp in _content.CONTENT_TYPES or tp is _content.ToolResult:
+        return True
+    if isinstance(tp, type) and issubclass(tp, _content.ToolResult):
+        return True
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _is_content_hint(get_args(tp)[0])
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        return any(a is str or _is_content_hint(a) for a in args)
+    if origin in (list, tuple, Sequence):
+        return any(a is not Ellipsis and _is_content_hint(a) for a in get_args(tp))
+    return False
+
+
+def _output_schema(tp: Any) -> dict[str, Any] | None:
+    """The output schema a return annotation implies, or None when the result is content."""
+    if tp is _EMPTY or tp in _NO_OUTPUT or _is_content_hint(tp):
+        return None
+    origin = get_origin(tp)
+    if origin is Annotated:
+        if get_args(tp)[0] in _NO_OUTPUT:
+            return None
+    elif origin is type or (
+        getattr(origin, "__module__", None) == "collections.abc"
+        and not issubclass(origin, (Mapping, Sequence, AbstractSet))
+    ):
+        return None  # Awaitable, Iterator, Callable, type[...] are not data
+    try:
+        refs, components, _ = _components([_prepare(tp)], "serialization")
+    except (TypeError, ValueError):
+        return None  # a return type msgspec cannot describe just means unstructured output
+    root = dict(refs[0])
+    ref = root.get("$ref")
+    if isinstance(ref, str) and len(root) == 1:
+        key = ref[len(_REF_PREFIX) :]
+        if not _referenced(components, key):  # a recursive type keeps its $ref
+            root = components.pop(key)
+    return _finish(root, components)
+
+
+def _finish(root: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    """Inline enum-only definitions (easier for models to read), keep the rest as `$defs`."""
+    enums = {k: v for k, v in components.items() if "enum" in v and "properties" not in v}
+    if enums:
+        root = _inline(root, enums)
+        components = {k: _inline(v, enums) for k, v in components.items() if k not in enums}
+    if components:
+        root["$defs"] = components
+    return root
+
+
+def _inline(node: Any, enums: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if (
+            isinstance(ref, str)
+            and ref.startswith(_REF_PREFIX)
+            and ref[len(_REF_PREFIX) :] in enums
+        ):
+            merged = {k: v for k, v in enums[ref[len(_REF_PREFIX) :]].items() if k != "title"}
+            merged.update((k, _inline(v, enums)) for k, v in node.items() if k != "$ref")
+            return merged
+        return {k: _inline(v, enums) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_inline(v, enums) for v in node]
+    return node
+
+
+def _referenced(components: dict[str, Any], key: str) -> bool:
+    needle = f'"{_REF_PREFIX}{key}"'.encode()
+    return any(needle in msgspec.json.encode(v) for v in components.values())
+
+
+# -- error messages ---------------------------------------------------------------------------
+
+_FIELD_ERROR = re.compile(r"Object (missing required|contains unknown) field `(.*)`")
+_EXPECTED = re.compile(r"Expected `([^`]*)`(.*)")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _path(location: str, prefix: str | None) -> str:
+    """msgspec's "`$.a[0].b`" (or "`key` in `$.m`") as "a[0].b"; "" for the root."""
+    loc = location.replace("`", "")
+    key_of = loc.startswith("key in ")
+    if key_of:
+        loc = loc[len("key in ") :]
+    if loc.startswith("$"):
+        loc = loc[1:]
+    loc = loc[1:] if loc.startswith(".") else loc
+    if prefix:
+        loc = prefix + ("" if not loc or loc.startswith("[") else ".") + loc
+    if key_of:
+        return f"a key of {loc}" if loc else "a key"
+    return loc
+
+
+def explain(message: str, *, prefix: str | None = None) -> str:
+    """Rephrase a msgspec ValidationError message for a model reading it."""
+    body, sep, location = message.rpartition(" - at ")
+    if not sep:
+        body, location = message, ""
+    path = _path(location, prefix) if location or prefix else ""
+    m = _FIELD_ERROR.fullmatch(body)
+    if m:
+        kind = "missing required" if m.group(1) == "missing required" else "unknown"
+        if not path:
+            return f"Invalid arguments: {kind} argument {m.group(2)!r}"
+        return f"Invalid arguments: {kind} field {m.group(2)!r} in {path!r}"
+    m = _EXPECTED.fullmatch(body)
+    if m:
+        if not path and m.group(1) == "object":
+            got = m.group(2).replace("`", "").removeprefix(", got ")
+            return f"Invalid arguments: arguments must be an object, got {got}"
+        detail = f"expected {m.group(1)}{m.group(2).replace('`', '')}"
+        return f"Invalid arguments: {path!r} {detail}" if path else f"Invalid arguments: {detail}"
+    detail = body.replace("`", "")
+    detail = detail[:1].lower() + detail[1:]
+    return f"Invalid arguments: {path!r}: {detail}" if path else f"Invalid arguments: {detail}"
