@@ -97,6 +97,11 @@ class Context:
         """The server's name: the audience request-state tokens are bound to."""
         return self.server.name
 
+    @property
+    def progress_token(self) -> Any:
+        """The client's `progressToken` for this request, or None if it asked for no progress."""
+        return self._progress
+
     # -- notifications scoped to this request -------------------------------------------------
 
     def report_progress(

@@ -71,3 +71,8 @@ def missing_capability(required: dict[str, Any]) -> McpError:
         "Missing required client capability",
         {"requiredCapabilities": required},
     )
+
+
+def resource_not_found(uri: str) -> McpError:
+    """The 2026-07-28 answer for a resource that does not exist (SEP-2164)."""
+    return McpError(INVALID_PARAMS, "Resource not found", {"uri": uri})

@@ -1,0 +1,56 @@
+"""rondo: MCP servers and clients built around the stateless 2026-07-28 revision.
+
+Names are imported on first use, so `import rondo` stays cheap for stdio servers that hosts
+spawn on demand.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Server": "rondo.server.server",
+    "Context": "rondo.server.context",
+    "InputRequired": "rondo.mrtr.result",
+    "McpError": "rondo.wire.errors",
+    "StatePolicy": "rondo.state",
+    "ToolError": "rondo.server.content",
+    "ToolResult": "rondo.server.content",
+    "Client": "rondo.client",
+}
+_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds"}
+
+if TYPE_CHECKING:
+    from . import content as content
+    from . import elicit as elicit
+    from . import kinds as kinds
+    from . import roots as roots
+    from . import sampling as sampling
+    from . import state as state
+    from .client import Client as Client
+    from .mrtr.result import InputRequired as InputRequired
+    from .server.content import ToolError as ToolError
+    from .server.content import ToolResult as ToolResult
+    from .server.context import Context as Context
+    from .server.server import Server as Server
+    from .state import StatePolicy as StatePolicy
+    from .wire.errors import McpError as McpError
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    if name in _MODULES:
+        module = importlib.import_module(f"rondo.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'rondo' has no attribute {name!r}")
+
+
+__all__ = [*_EXPORTS, *sorted(_MODULES)]

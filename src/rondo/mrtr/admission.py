@@ -1,0 +1,36 @@
+"""Admission: the checks every input_required outcome passes, however it was produced."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..wire.errors import internal_error, missing_capability
+
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
+    """Raise the JSON-RPC error this outcome deserves, or return if it may go to the client."""
+    from ..kinds import kind_for, missing_capabilities
+
+    if ctx.request_method not in INPUT_METHODS:
+        raise internal_error(
+            f"{ctx.request_method} cannot answer input_required "
+            "(only tools/call, prompts/get and resources/read can)"
+        )
+    if ctx.era != "modern":
+        raise internal_error(
+            "This request needs input from the client, which requires protocol version 2026-07-28"
+        )
+    if not input_requests and not has_state:
+        raise internal_error("input_required needs at least one input request or a request state")
+    for key, request in input_requests.items():
+        if not isinstance(key, str) or not key:
+            raise internal_error("input request keys must be non-empty strings")
+        try:
+            kind_for(request).validate_request(request)
+        except ValueError as exc:
+            raise internal_error(f"input request {key!r} is invalid: {exc}") from None
+    missing = missing_capabilities(input_requests, ctx.client_capabilities)
+    if missing:
+        raise missing_capability(missing)

@@ -1,0 +1,130 @@
+"""Bookkeeping behind `ctx.ask`: which questions are answered, in this round or an earlier one.
+
+Answers from earlier rounds travel inside the sealed request state, each pinned to a digest of
+the question it answers, so a question reworded between rounds is asked again instead of being
+answered by a stale answer. Nothing is kept in the server between rounds.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ..wire.errors import McpError, internal_error, invalid_params
+from .result import AskInterrupt
+
+# Keys of the framework's envelope inside the sealed state.
+USER = "u"
+ANSWERS = "a"
+ASKED = "q"
+
+
+def digest(request: Mapping[str, Any]) -> str:
+    canonical = msgspec.json.encode(request, order="sorted")
+    return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()[:12]).decode()
+
+
+class AskBook:
+    """Per-request record of answers (carried and new) and of the questions still open."""
+
+    __slots__ = ("carried", "asked", "answers", "pending")
+
+    def __init__(self, carried: Mapping[str, Any] | None, asked: Mapping[str, Any] | None) -> None:
+        self.carried: dict[str, Any] = dict(carried) if isinstance(carried, Mapping) else {}
+        self.asked: dict[str, Any] = dict(asked) if isinstance(asked, Mapping) else {}
+        self.answers: dict[str, list[Any]] = {}  # key -> [digest, raw answer]
+        self.pending: dict[str, Any] = {}
+
+
+def book_of(ctx: Any) -> AskBook:
+    book = ctx._mrtr
+    if book is None:
+        book = ctx._mrtr = AskBook(None, None)
+    return book
+
+
+def _read(kind: Any, key: str, request: Mapping[str, Any], raw: Any) -> Any:
+    try:
+        return kind.read_answer(request, raw)
+    except ValueError as exc:
+        raise invalid_params(f"Invalid input response for '{key}': {exc}") from None
+
+
+def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split `requests` into (answers found, requests still missing) without ending the round."""
+    from ..kinds import kind_for
+
+    book = book_of(ctx)
+    responses = ctx.input_responses
+    found: dict[str, Any] = {}
+    missing: dict[str, Any] = {}
+    for key, request in requests.items():
+        try:
+            kind = kind_for(request)
+        except ValueError as exc:
+            raise internal_error(f"ctx.ask({key!r}): {exc}") from None
+        d = digest(request)
+        if key in responses and book.asked.get(key, d) == d:
+            raw = responses[key]
+            found[key] = _read(kind, key, request, raw)
+            book.answers[key] = [d, raw]
+            continue
+        carried = book.carried.get(key)
+        if isinstance(carried, list) and len(carried) == 2 and carried[0] == d:
+            found[key] = _read(kind, key, request, carried[1])
+            book.answers[key] = carried
+            continue
+        missing[key] = request
+    return found, missing
+
+
+class _Ready:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self):  # type: ignore[no-untyped-def]
+        return self.value
+        yield  # pragma: no cover - makes this a generator
+
+
+def ask_all(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
+    """The engine of `ctx.ask` / `ctx.ask_all` (see Context for the public contract)."""
+    if not isinstance(requests, Mapping) or not requests:
+        raise ValueError("ask needs at least one input request")
+    if ctx.era == "legacy":
+        from ..server.legacy_ask import ask_back_channel
+
+        return ask_back_channel(ctx, requests, single=single)
+    found, missing = answer_now(ctx, requests)
+    if missing:
+        book_of(ctx).pending.update(missing)
+        raise AskInterrupt(missing)
+    value = found[single] if single is not None else found
+    return value if ctx._sync else _Ready(value)
+
+
+def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The framework's state envelope for the next round, or None when nothing needs carrying."""
+    book: AskBook | None = ctx._mrtr
+    env: dict[str, Any] = {}
+    if user_state is not None:
+        env[USER] = user_state
+    if book is not None and book.answers:
+        env[ANSWERS] = book.answers
+    if asked:
+        env[ASKED] = {key: digest(req) for key, req in asked.items()}
+    return env or None
+
+
+def load_envelope(ctx: Any, opened: Any) -> None:
+    """Install a verified envelope on the context: user state and carried answers."""
+    if not isinstance(opened, dict):
+        raise McpError(-32602, "Invalid requestState")
+    ctx.state = opened.get(USER)
+    ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED))

@@ -1,0 +1,169 @@
+"""What a decorator registers: tools, resources, resource templates and prompts.
+
+Each component keeps its wire description precomputed, so listing is a slice of ready dicts.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .templates import UriTemplate
+
+CacheScope = str  # "public" | "private"
+_SCOPES = ("public", "private")
+
+
+def check_cache(ttl_ms: int | None, cache_scope: str | None) -> None:
+    if ttl_ms is not None and (not isinstance(ttl_ms, int) or isinstance(ttl_ms, bool) or ttl_ms < 0):
+        raise ValueError(f"ttl_ms must be a non-negative integer, got {ttl_ms!r}")
+    if cache_scope is not None and cache_scope not in _SCOPES:
+        raise ValueError(f"cache_scope must be 'public' or 'private', got {cache_scope!r}")
+
+
+def describe(fn: Callable[..., Any], description: str | None) -> str | None:
+    if description is not None:
+        return description
+    doc = inspect.getdoc(fn)
+    return doc.strip() if doc else None
+
+
+def _put(d: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        d[key] = value
+
+
+class Tool:
+    __slots__ = ("name", "fn", "signature", "wire", "header_params")
+
+    def __init__(self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any]) -> None:
+        self.name = name
+        self.fn = fn
+        self.signature = signature
+        self.wire = wire
+        # x-mcp-header annotations, as (header suffix lower-cased, property path) pairs
+        self.header_params = header_params_of(wire["inputSchema"])
+
+
+def tool_wire(
+    name: str,
+    *,
+    title: str | None,
+    description: str | None,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any] | None,
+    annotations: dict[str, Any] | None,
+    icons: list[dict[str, Any]] | None,
+    meta: dict[str, Any] | None,
+) -> dict[str, Any]:
+    wire: dict[str, Any] = {"name": name}
+    _put(wire, "title", title)
+    _put(wire, "description", description)
+    wire["inputSchema"] = input_schema
+    _put(wire, "outputSchema", output_schema)
+    _put(wire, "annotations", annotations)
+    _put(wire, "icons", icons)
+    _put(wire, "_meta", meta)
+    return wire
+
+
+def header_params_of(schema: dict[str, Any]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """Find `x-mcp-header` annotations reachable from the root through `properties` only.
+
+    Returns (suffix as declared, suffix lower-cased, property path) triples. Invalid annotations
+    are a ValueError at registration, so a misconfigured tool fails at start-up.
+    """
+    found: list[tuple[str, str, tuple[str, ...]]] = []
+
+    def walk(node: Any, path: tuple[str, ...]) -> None:
+        props = node.get("properties") if isinstance(node, dict) else None
+        if not isinstance(props, dict):
+            return
+        for key, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            here = (*path, key)
+            header = sub.get("x-mcp-header")
+            if header is not None:
+                _check_header_name(header, here)
+                kind = sub.get("type")
+                if kind not in ("string", "integer", "boolean"):
+                    raise ValueError(
+                        f"x-mcp-header on {'.'.join(here)} needs type string, integer or boolean"
+                    )
+                found.append((header, header.lower(), here))
+            walk(sub, here)
+
+    walk(schema, ())
+    lowered = [f[1] for f in found]
+    if len(set(lowered)) != len(lowered):
+        raise ValueError("x-mcp-header names must be unique (case-insensitively) within a tool")
+    return tuple(found)
+
+
+_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _check_header_name(name: Any, path: tuple[str, ...]) -> None:
+    if not isinstance(name, str) or not name or any(c not in _TCHAR for c in name):
+        raise ValueError(f"x-mcp-header on {'.'.join(path)} must be a non-empty RFC 9110 token")
+
+
+class Resource:
+    __slots__ = ("uri", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope")
+
+    def __init__(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        signature: Any,
+        wire: dict[str, Any],
+        mime_type: str | None,
+        ttl_ms: int | None,
+        cache_scope: str | None,
+    ) -> None:
+        self.uri = uri
+        self.fn = fn
+        self.signature = signature
+        self.wire = wire
+        self.mime_type = mime_type
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
+
+
+class ResourceTemplate:
+    __slots__ = ("template", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope")
+
+    def __init__(
+        self,
+        template: UriTemplate,
+        fn: Callable[..., Any],
+        signature: Any,
+        wire: dict[str, Any],
+        mime_type: str | None,
+        ttl_ms: int | None,
+        cache_scope: str | None,
+    ) -> None:
+        self.template = template
+        self.fn = fn
+        self.signature = signature
+        self.wire = wire
+        self.mime_type = mime_type
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
+
+
+class Prompt:
+    __slots__ = ("name", "fn", "signature", "wire", "required")
+
+    def __init__(
+        self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any]
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.signature = signature
+        self.wire = wire
+        self.required = tuple(
+            a["name"] for a in wire.get("arguments", ()) if a.get("required")
+        )

@@ -1,0 +1,360 @@
+"""`rondo.Server`: the registry users decorate. It holds components and configuration only;
+dispatch lives in `dispatch.py`, transports in `rondo.transport`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from .components import (
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+    check_cache,
+    describe,
+    tool_wire,
+)
+from .templates import UriTemplate
+
+if TYPE_CHECKING:
+    from ..state import StatePolicy
+    from .dispatch import Core
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_DEFAULT: Any = object()
+COMPLETION_LIMIT = 100
+
+
+class Server:
+    """An MCP server: register tools, resources and prompts, then serve it over any transport.
+
+    `state` is the request-state policy: by default a `StatePolicy` with keys from
+    `RONDO_STATE_KEYS`, or a random per-process key; `None` turns the boundary off.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        state: StatePolicy | None = _DEFAULT,
+        page_size: int = 100,
+        list_ttl_ms: int = 300_000,
+        list_cache_scope: str = "public",
+        read_ttl_ms: int = 0,
+        read_cache_scope: str = "private",
+        discover_ttl_ms: int = 300_000,
+        server_info_in_results: bool = True,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError("a server needs a non-empty name")
+        if not isinstance(page_size, int) or page_size < 1:
+            raise ValueError("page_size must be a positive integer")
+        check_cache(list_ttl_ms, list_cache_scope)
+        check_cache(read_ttl_ms, read_cache_scope)
+        check_cache(discover_ttl_ms, None)
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            info["title"] = title
+        if website_url is not None:
+            info["websiteUrl"] = website_url
+        if icons is not None:
+            info["icons"] = icons
+        self.info = info
+        self.page_size = page_size
+        self.list_ttl_ms = list_ttl_ms
+        self.list_cache_scope = list_cache_scope
+        self.read_ttl_ms = read_ttl_ms
+        self.read_cache_scope = read_cache_scope
+        self.discover_ttl_ms = discover_ttl_ms
+        self.server_info_in_results = server_info_in_results
+        if state is _DEFAULT:
+            from ..state import StatePolicy
+
+            state = StatePolicy.from_env(os.environ)
+        self.state_policy = state
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.completion_handler: Callable[..., Any] | None = None
+        self._core: Core | None = None
+
+    # -- registration --------------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Any:
+        """Register a function as a tool; its parameters' type hints become the input schema."""
+
+        def register(f: F) -> F:
+            from .schema import tool_signature
+
+            tool_name = name or f.__name__
+            if tool_name in self.tools:
+                raise ValueError(f"tool {tool_name!r} is registered twice")
+            if input_schema is not None and input_schema.get("type") != "object":
+                raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object'")
+            sig = tool_signature(f, input_schema=input_schema, output_schema=output_schema)
+            wire = tool_wire(
+                tool_name,
+                title=title,
+                description=describe(f, description),
+                input_schema=sig.input_schema,
+                output_schema=sig.output_schema,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+            )
+            self.tools[tool_name] = Tool(tool_name, f, sig, wire)
+            self._changed("tools")
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource at a static URI, or a template such as `notes://{id}`."""
+        check_cache(ttl_ms, cache_scope)
+        if not isinstance(uri, str) or ":" not in uri:
+            raise ValueError(f"resource URI must be absolute (have a scheme), got {uri!r}")
+
+        def register(f: F) -> F:
+            from .schema import template_signature
+
+            wire: dict[str, Any] = {}
+            if "{" in uri:
+                template = UriTemplate(uri)
+                if uri in self.templates:
+                    raise ValueError(f"resource template {uri!r} is registered twice")
+                sig = template_signature(f, template.variables)
+                wire["uriTemplate"] = uri
+            else:
+                if uri in self.resources:
+                    raise ValueError(f"resource {uri!r} is registered twice")
+                sig = template_signature(f, ())
+                wire["uri"] = uri
+            wire["name"] = name or f.__name__
+            for key, value in (
+                ("title", title),
+                ("description", describe(f, description)),
+                ("mimeType", mime_type),
+                ("size", size if "{" not in uri else None),
+                ("annotations", annotations),
+                ("icons", icons),
+                ("_meta", meta),
+            ):
+                if value is not None:
+                    wire[key] = value
+            if "{" in uri:
+                self.templates[uri] = ResourceTemplate(
+                    template, f, sig, wire, mime_type, ttl_ms, cache_scope
+                )
+            else:
+                self.resources[uri] = Resource(uri, f, sig, wire, mime_type, ttl_ms, cache_scope)
+            self._changed("resources")
+            return f
+
+        return register
+
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+    @overload
+    def prompt(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Any:
+        """Register a prompt; its string parameters become the prompt's arguments."""
+
+        def register(f: F) -> F:
+            from .schema import prompt_signature
+
+            prompt_name = name or f.__name__
+            if prompt_name in self.prompts:
+                raise ValueError(f"prompt {prompt_name!r} is registered twice")
+            sig, arguments = prompt_signature(f)
+            wire: dict[str, Any] = {"name": prompt_name}
+            for key, value in (
+                ("title", title),
+                ("description", describe(f, description)),
+                ("icons", icons),
+                ("_meta", meta),
+            ):
+                if value is not None:
+                    wire[key] = value
+            if arguments:
+                wire["arguments"] = arguments
+            self.prompts[prompt_name] = Prompt(prompt_name, f, sig, wire)
+            self._changed("prompts")
+            return f
+
+        return register(fn) if fn is not None else register
+
+    def completion(self, fn: F) -> F:
+        """Register the completion hook: `fn(ref, argument, context_arguments)`.
+
+        `ref` is the request's reference (`{"type": "ref/prompt", "name": ...}` or
+        `{"type": "ref/resource", "uri": ...}`), `argument` is `{"name", "value"}`. Return a list
+        of strings (at most 100 are sent) or a dict with `values`, `total`, `hasMore`.
+        """
+        self.completion_handler = fn
+        return fn
+
+    def remove_tool(self, name: str) -> None:
+        del self.tools[name]
+        self._changed("tools")
+
+    def remove_prompt(self, name: str) -> None:
+        del self.prompts[name]
+        self._changed("prompts")
+
+    def remove_resource(self, uri: str) -> None:
+        if uri in self.resources:
+            del self.resources[uri]
+        else:
+            del self.templates[uri]
+        self._changed("resources")
+
+    # -- change notifications -------------------------------------------------------------------
+
+    def _changed(self, what: str) -> None:
+        if self._core is not None:
+            self._core.subscriptions.list_changed(what)
+
+    def notify_tools_changed(self) -> None:
+        """Tell every listening client that the tool list changed."""
+        self._changed("tools")
+
+    def notify_prompts_changed(self) -> None:
+        self._changed("prompts")
+
+    def notify_resources_changed(self) -> None:
+        self._changed("resources")
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to `uri` (or a parent of it) that its content changed."""
+        if self._core is not None:
+            self._core.subscriptions.resource_updated(uri)
+
+    # -- serving -----------------------------------------------------------------------------
+
+    @property
+    def core(self) -> Core:
+        """The transport-free core that answers messages for this server."""
+        if self._core is None:
+            from .dispatch import Core
+
+            self._core = Core(self)
+        return self._core
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"logging": {}}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.completion_handler is not None:
+            caps["completions"] = {}
+        return caps
+
+    def asgi(self, **options: Any) -> Any:
+        """A plain ASGI application serving Streamable HTTP (mount it anywhere)."""
+        from ..transport.http import HttpApp
+
+        return HttpApp(self, **options)
+
+    def run_stdio(self) -> None:
+        """Serve newline-delimited JSON-RPC on stdin/stdout until stdin closes."""
+        from ..transport.stdio import run
+
+        run(self)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+        """Serve Streamable HTTP at http://host:port/mcp with uvicorn."""
+        from ..transport.http import serve
+
+        serve(self, host=host, port=port, **options)
+
+    def run(self, transport: str = "stdio", **options: Any) -> None:
+        if transport == "stdio":
+            self.run_stdio()
+        elif transport == "http":
+            self.run_http(**options)
+        else:
+            raise ValueError(f"unknown transport {transport!r} (use 'stdio' or 'http')")
+
+    def __repr__(self) -> str:
+        return f"<rondo.Server {self.name!r}>"

@@ -1,0 +1,1 @@
+"""Transports: thin adapters between bytes and the transport-free core."""

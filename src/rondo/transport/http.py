@@ -1,0 +1,494 @@
+"""Streamable HTTP as a plain ASGI application.
+
+POST only on the 2026-07-28 wire. A request is answered with one JSON body, unless its handler
+emits a notification first: then the answer becomes an SSE stream of those notifications
+followed by the result. Checks run in the order the conformance contract fixes: Host/Origin,
+body size, JSON, routing headers, `_meta`, header/`_meta` version match, version support,
+method, `Mcp-Param-*`, handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..server.dispatch import check_version, envelope, error_response, request_shape
+from ..wire.errors import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    McpError,
+    http_status,
+    internal_error,
+)
+from ..wire.headers import HeaderValueError, decode_value, matches
+from ..wire.meta import HANDSHAKE_VERSIONS, PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+
+log = logging.getLogger("rondo.http")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+KEEPALIVE_SECONDS = 15.0
+# A request still running after this long gets a watcher that cancels it if the client leaves.
+DISCONNECT_WATCH_AFTER = 0.1
+
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_ROUTING = (b"mcp-method", b"mcp-name", b"mcp-protocol-version")
+
+
+class Disconnected(Exception):
+    pass
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def _hostname(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[: end + 1] if end != -1 else host
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+class HttpApp:
+    """ASGI app serving one MCP endpoint.
+
+    `allowed_hosts` guards against DNS rebinding: requests whose Host (or Origin, when present)
+    names another host get 403. The default allows only loopback names; pass your public host
+    names when deploying, or `None` to turn the check off (e.g. behind a proxy that checks).
+    `path` limits the endpoint to one path (`None` answers on any path, handy when mounted).
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str | None = "/mcp",
+        max_body: int = DEFAULT_MAX_BODY,
+        allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS,
+        keepalive: float = KEEPALIVE_SECONDS,
+    ) -> None:
+        if not isinstance(max_body, int) or max_body < 1:
+            raise ValueError("max_body must be a positive number of bytes")
+        self.server = server
+        self.core = server.core
+        self.path = path.rstrip("/") if path else None
+        self.max_body = max_body
+        self.allowed_hosts = (
+            None if allowed_hosts is None else frozenset(_hostname(h) for h in allowed_hosts)
+        )
+        self.keepalive = keepalive
+        self.legacy: Any = None  # the 2025-11-25 dialect plugs in here
+
+    # -- ASGI entry --------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self.legacy is not None:
+                    await self.legacy.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.path is not None and scope.get("path", "").rstrip("/") != self.path:
+            await _plain(send, 404, b"Not Found")
+            return
+        headers = _headers(scope)
+        if not self._host_ok(headers):
+            await _json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
+                                                               "message": "Forbidden: Host or Origin not allowed"}})
+            return
+        method = scope["method"]
+        if method != "POST":
+            if self.legacy is not None and method in ("GET", "DELETE"):
+                await self.legacy.handle_http(scope, receive, send, headers, None)
+                return
+            await _plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST")])
+            return
+        try:
+            body = await self._read_body(headers, receive)
+        except BodyTooLarge:
+            await _json(send, 413, error_response(None, McpError(INVALID_REQUEST, "Request body too large")))
+            return
+        except Disconnected:
+            return
+        try:
+            msg = _decode(body)
+        except msgspec.DecodeError:
+            await _error(send, None, McpError(PARSE_ERROR, "Parse error: invalid JSON"))
+            return
+        if not isinstance(msg, dict):
+            what = "batches are not supported" if isinstance(msg, list) else "expected a JSON object"
+            await _error(send, None, McpError(INVALID_REQUEST, f"Invalid Request: {what}"))
+            return
+        if not self._is_modern(msg, headers):
+            if self.legacy is not None:
+                await self.legacy.handle_http(scope, receive, send, headers, msg)
+                return
+            await _error(send, msg.get("id") if _id_ok(msg.get("id")) else None, McpError(
+                INVALID_REQUEST,
+                "This endpoint speaks MCP 2026-07-28: send per-request _meta and MCP-Protocol-Version",
+            ))
+            return
+        await self._modern(msg, headers, scope, receive, send)
+
+    # -- checks --------------------------------------------------------------------------------
+
+    def _host_ok(self, headers: dict[bytes, list[bytes]]) -> bool:
+        allowed = self.allowed_hosts
+        if allowed is None:
+            return True
+        host = headers.get(b"host")
+        if not host or _hostname(host[0].decode("latin-1")) not in allowed:
+            return False
+        origin = headers.get(b"origin")
+        if origin:
+            value = origin[0].decode("latin-1").strip().lower()
+            scheme, sep, rest = value.partition("://")
+            if not sep or scheme not in ("http", "https"):
+                return False
+            if _hostname(rest.split("/", 1)[0]) not in allowed:
+                return False
+        return True
+
+    async def _read_body(self, headers: dict[bytes, list[bytes]], receive: Receive) -> bytes:
+        length = headers.get(b"content-length")
+        if length:
+            try:
+                if int(length[0]) > self.max_body:
+                    raise BodyTooLarge
+            except ValueError:
+                pass
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise Disconnected
+            chunk = message.get("body", b"")
+            if chunk:
+                size += len(chunk)
+                if size > self.max_body:
+                    raise BodyTooLarge
+                chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _is_modern(self, msg: dict[str, Any], headers: dict[bytes, list[bytes]]) -> bool:
+        """Era routing (conformance contract §4.1): a session id or a bare legacy message is legacy."""
+        if b"mcp-session-id" in headers:
+            return False
+        params = msg.get("params")
+        if isinstance(params, dict):
+            meta = params.get("_meta")
+            if isinstance(meta, dict) and PROTOCOL_VERSION in meta:
+                return True
+        version = headers.get(b"mcp-protocol-version")
+        if version:
+            return version[0].decode("latin-1").strip() not in HANDSHAKE_VERSIONS
+        return False
+
+    # -- the 2026-07-28 request path -------------------------------------------------------------
+
+    async def _modern(
+        self,
+        msg: dict[str, Any],
+        headers: dict[bytes, list[bytes]],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        rid = msg.get("id") if _id_ok(msg.get("id")) else None
+        try:
+            rid, method, params, is_request = request_shape(msg)
+            if not is_request:
+                await _plain(send, 202, b"")
+                return
+            for name in _ROUTING:
+                if len(headers.get(name, ())) > 1:
+                    raise _mismatch(f"{name.decode()} header given more than once")
+            _check_header(headers, b"mcp-method", "Mcp-Method", method)
+            field = _NAME_PARAM.get(method)
+            if field is not None:
+                _check_name(headers, field, params.get(field))
+            env = envelope(params)
+            _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
+            check_version(env)
+            if method == "tools/call":
+                tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+                if tool is not None and tool.header_params:
+                    _check_params(headers, tool.header_params, params.get("arguments"))
+        except McpError as exc:
+            await _error(send, rid, exc)
+            return
+        await self._answer(rid, method, params, env, scope, receive, send)
+
+    async def _answer(
+        self,
+        rid: Any,
+        method: str,
+        params: dict[str, Any],
+        env: Any,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        queue: list[dict[str, Any]] = []
+        wake: asyncio.Future[None] = loop.create_future()
+        state = {"wake": wake}
+
+        def poke() -> None:
+            w = state["wake"]
+            if not w.done():
+                w.set_result(None)
+
+        def emit(note: dict[str, Any]) -> None:
+            queue.append(note)
+            poke()
+
+        auth = scope.get("auth")
+        task = loop.create_task(self.core.dispatch(rid, method, params, env, emit=emit, auth=auth))
+        task.add_done_callback(lambda _t: poke())
+        watcher: asyncio.Task[None] | None = None
+
+        def watch() -> None:
+            nonlocal watcher
+            if not task.done():
+                watcher = loop.create_task(_cancel_on_disconnect(receive, task))
+
+        timer = loop.call_later(DISCONNECT_WATCH_AFTER, watch)
+        try:
+            await wake
+            if task.done() and not queue:
+                await _json_result(send, rid, task)
+                return
+            await self._stream(rid, task, queue, state, loop, send)
+        finally:
+            timer.cancel()
+            if watcher is not None:
+                watcher.cancel()
+            if not task.done():
+                task.cancel()
+
+    async def _stream(
+        self,
+        rid: Any,
+        task: asyncio.Task[Any],
+        queue: list[dict[str, Any]],
+        state: dict[str, Any],
+        loop: asyncio.AbstractEventLoop,
+        send: Send,
+    ) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        try:
+            while True:
+                if queue:
+                    batch = b"".join(_sse(note) for note in queue)
+                    queue.clear()
+                    await send({"type": "http.response.body", "body": batch, "more_body": True})
+                if task.done():
+                    break
+                state["wake"] = wake = loop.create_future()
+                try:
+                    await asyncio.wait_for(asyncio.shield(wake), self.keepalive)
+                except TimeoutError:
+                    await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+            final = _final(rid, task)
+            await send({"type": "http.response.body", "body": _sse(final), "more_body": False})
+        except OSError:
+            task.cancel()
+
+
+async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
+    while not task.done():
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            task.cancel()
+            return
+
+
+def _final(rid: Any, task: asyncio.Task[Any]) -> dict[str, Any]:
+    if task.cancelled():
+        return error_response(rid, internal_error("Request cancelled"))
+    exc = task.exception()
+    if exc is None:
+        return {"jsonrpc": "2.0", "id": rid, "result": task.result()}
+    if isinstance(exc, McpError):
+        return error_response(rid, exc)
+    log.error("unexpected failure answering %r", rid, exc_info=exc)
+    return error_response(rid, internal_error())
+
+
+async def _json_result(send: Send, rid: Any, task: asyncio.Task[Any]) -> None:
+    response = _final(rid, task)
+    error = response.get("error")
+    status = http_status(error["code"]) if error is not None else 200
+    await _json(send, status, response)
+
+
+def _sse(message: dict[str, Any]) -> bytes:
+    return b"event: message\ndata: " + _encode(message) + b"\n\n"
+
+
+def _headers(scope: Scope) -> dict[bytes, list[bytes]]:
+    out: dict[bytes, list[bytes]] = {}
+    for name, value in scope["headers"]:
+        out.setdefault(name.lower(), []).append(value)
+    return out
+
+
+def _id_ok(rid: Any) -> bool:
+    return rid is not None and not isinstance(rid, bool) and isinstance(rid, str | int)
+
+
+def _mismatch(message: str) -> McpError:
+    return McpError(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def _header_value(headers: dict[bytes, list[bytes]], name: bytes) -> str | None:
+    values = headers.get(name)
+    if not values:
+        return None
+    return values[0].decode("latin-1").strip(" \t")
+
+
+def _check_header(headers: dict[bytes, list[bytes]], name: bytes, label: str, expected: str) -> None:
+    value = _header_value(headers, name)
+    if value is None:
+        raise _mismatch(f"{label} header is required")
+    if value != expected:
+        raise _mismatch(f"{label} header value {value!r} does not match body value {expected!r}")
+
+
+def _check_name(headers: dict[bytes, list[bytes]], field: str, expected: Any) -> None:
+    raw = _header_value(headers, b"mcp-name")
+    if raw is None:
+        raise _mismatch("Mcp-Name header is required")
+    try:
+        value = decode_value(raw)
+    except HeaderValueError as exc:
+        raise _mismatch(f"Mcp-Name: {exc}") from None
+    if value != expected:
+        raise _mismatch(f"Mcp-Name header value {value!r} does not match body {field} {expected!r}")
+
+
+def _check_params(
+    headers: dict[bytes, list[bytes]],
+    header_params: tuple[tuple[str, str, tuple[str, ...]], ...],
+    arguments: Any,
+) -> None:
+    for declared, lowered, path in header_params:
+        value: Any = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            continue  # the client sends no header for an absent or null value
+        label = f"Mcp-Param-{declared}"
+        raw = _header_value(headers, b"mcp-param-" + lowered.encode())
+        if raw is None:
+            raise _mismatch(f"{label} header is required")
+        try:
+            decoded = decode_value(raw)
+        except HeaderValueError as exc:
+            raise _mismatch(f"{label}: {exc}") from None
+        if not matches(decoded, value):
+            raise _mismatch(f"{label} header value does not match the argument")
+
+
+async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
+    data = _encode(body)
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [*_JSON_HEADERS, (b"content-length", str(len(data)).encode())],
+    })
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _error(send: Send, rid: Any, exc: McpError) -> None:
+    await _json(send, http_status(exc.code), error_response(rid, exc))
+
+
+async def _plain(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode())]
+    if body:
+        headers.append((b"content-type", b"text/plain; charset=utf-8"))
+    if extra:
+        headers.extend(extra)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1", "[::1]") or host.startswith("127.")
+
+
+def serve(
+    server: Server,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    log_level: str = "warning",
+    **options: Any,
+) -> None:
+    """Serve with uvicorn (uvloop and httptools when installed)."""
+    import uvicorn
+
+    if "allowed_hosts" not in options and not _is_loopback(host):
+        # A public bind has public host names we cannot guess; the caller must name them.
+        raise ValueError(
+            f"binding {host!r} needs allowed_hosts=[...] (your public host names) or "
+            "allowed_hosts=None to turn off DNS-rebinding protection"
+        )
+    app = HttpApp(server, **options)
+    config: dict[str, Any] = {"host": host, "port": port, "log_level": log_level,
+                              "access_log": False, "lifespan": "on"}
+    try:
+        import uvloop  # noqa: F401
+
+        config["loop"] = "uvloop"
+    except ImportError:
+        pass
+    try:
+        import httptools  # noqa: F401
+
+        config["http"] = "httptools"
+    except ImportError:
+        pass
+    uvicorn.run(app, **config)

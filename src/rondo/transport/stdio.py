@@ -1,0 +1,186 @@
+"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr only."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import msgspec
+
+from ..server.dispatch import error_response
+from ..wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+
+log = logging.getLogger("rondo.stdio")
+
+DEFAULT_MAX_MESSAGE = 4 * 1024 * 1024
+_encode = msgspec.json.encode
+_decode = msgspec.json.decode
+
+
+class StdioSession:
+    """Reads messages, runs each request as its own task, writes one line per message."""
+
+    def __init__(
+        self,
+        server: Server,
+        write: Callable[[bytes], None],
+        *,
+        auth: Any = None,
+    ) -> None:
+        self.server = server
+        self._write = write
+        self.auth = auth
+        self.inflight: dict[Any, asyncio.Task[Any]] = {}
+        self.listeners: set[Any] = set()
+        self._handle = server.core.handle
+
+    def send(self, message: dict[str, Any]) -> None:
+        self._write(_encode(message) + b"\n")
+
+    def feed(self, line: bytes) -> None:
+        """Take one line from the client."""
+        if not line.strip():
+            return
+        try:
+            msg = _decode(line)
+        except msgspec.DecodeError:
+            self.send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
+            return
+        if not isinstance(msg, dict):
+            self.send(error_response(None, McpError(INVALID_REQUEST, "Invalid Request: expected a JSON object")))
+            return
+        if "id" not in msg:
+            self._notification(msg)
+            return
+        rid = msg["id"]
+        if isinstance(rid, str | int) and not isinstance(rid, bool) and rid in self.inflight:
+            self.send(error_response(None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}")))
+            return
+        task = asyncio.ensure_future(self._run(msg))
+        if isinstance(rid, str | int) and not isinstance(rid, bool):
+            self.inflight[rid] = task
+            if msg.get("method") == "subscriptions/listen":
+                self.listeners.add(rid)
+            task.add_done_callback(lambda _t, rid=rid: self._done(rid))
+
+    def _done(self, rid: Any) -> None:
+        self.inflight.pop(rid, None)
+        self.listeners.discard(rid)
+
+    def _notification(self, msg: dict[str, Any]) -> None:
+        if msg.get("method") == "notifications/cancelled":
+            params = msg.get("params")
+            rid = params.get("requestId") if isinstance(params, dict) else None
+            task = self.inflight.get(rid) if isinstance(rid, str | int) else None
+            if task is not None:
+                task.cancel()
+
+    async def _run(self, msg: dict[str, Any]) -> None:
+        try:
+            response = await self._handle(msg, emit=self.send, auth=self.auth)
+        except asyncio.CancelledError:
+            return  # cancelled by the client: nothing more is sent for this request
+        if response is not None:
+            self.send(response)
+
+    async def drain(self) -> None:
+        """At end of input: finish what is running, end listen streams."""
+        for rid in list(self.listeners):
+            task = self.inflight.get(rid)
+            if task is not None:
+                task.cancel()
+        pending = [t for t in self.inflight.values() if not t.done()]
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _stdout_writer(out: BinaryIO) -> Callable[[bytes], None]:
+    fd = out.fileno()
+
+    def write(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(fd, view)
+            except BlockingIOError:
+                continue
+            view = view[n:]
+
+    return write
+
+
+async def serve(
+    server: Server,
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+    *,
+    max_message: int = DEFAULT_MAX_MESSAGE,
+) -> None:
+    """Serve until end of input."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    session = StdioSession(server, _stdout_writer(stdout))
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=max_message)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    except (ValueError, OSError):
+        # Not a pipe (a regular file, say): read it in a thread instead.
+        await _feed_from_thread(stdin, reader, loop)
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                session.feed(exc.partial)
+            break
+        except asyncio.LimitOverrunError as exc:
+            await _skip_line(reader, exc.consumed)
+            session.send(
+                error_response(None, McpError(INVALID_REQUEST, "Invalid Request: message too large"))
+            )
+            continue
+        session.feed(line)
+    await session.drain()
+
+
+async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
+    """Throw away the rest of an oversized line, in bounded chunks."""
+    while True:
+        try:
+            await reader.readuntil(b"\n")
+            return
+        except asyncio.LimitOverrunError as exc:
+            await reader.readexactly(exc.consumed)
+        except asyncio.IncompleteReadError:
+            return
+
+
+async def _feed_from_thread(
+    stdin: BinaryIO, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop
+) -> None:
+    def pump() -> None:
+        while True:
+            chunk = stdin.read1(65536) if hasattr(stdin, "read1") else stdin.read(65536)
+            if not chunk:
+                loop.call_soon_threadsafe(reader.feed_eof)
+                return
+            loop.call_soon_threadsafe(reader.feed_data, chunk)
+
+    loop.run_in_executor(None, pump)
+
+
+def run(server: Server) -> None:
+    """Entry point used by `Server.run_stdio()` and `rondo run`."""
+    if not logging.getLogger().handlers:
+        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve(server))
