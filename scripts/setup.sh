@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian 12 machine (Python 3.11, Node 20, root).
+#   bash scripts/setup.sh            venv + Node 22 + conformance runner + redis-server
+#   bash scripts/setup.sh --python   venv only (what `scripts/test.sh --fast` needs)
+# Quick when already done: each step keeps a stamp of the inputs it was built from.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+# shellcheck source=scripts/env.sh
+source "$ROOT/scripts/env.sh"
+
+python_only=0
+[[ "${1:-}" == "--python" ]] && python_only=1
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+setup_venv() {
+  if [[ ! -x .venv/bin/python ]]; then
+    local py
+    py="$(command -v python3.11 || command -v python3)"
+    say "creating .venv with $py"
+    "$py" -m venv .venv
+  fi
+  local want stamp=.venv/.rondo-pyproject.sha256
+  want="$(hash_of pyproject.toml)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && .venv/bin/python -c 'import rondo' 2>/dev/null; then
+    return
+  fi
+  say "installing rondo[dev] into .venv (pyproject.toml changed or first run)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+  echo "$want" >"$stamp"
+}
+
+setup_node() {
+  if "$RONDO_NODE_BIN/node" --version 2>/dev/null | grep -q '^v22\.'; then
+    return
+  fi
+  command -v npm >/dev/null || { say "npm not found: install Node 20+ first"; return 1; }
+  say "installing Node 22 into .cache/node (npm package node@22)"
+  mkdir -p .cache/node
+  # The node package's preinstall pulls the platform binary from the npm registry.
+  npm install --prefix .cache/node --no-audit --no-fund --loglevel=error node@22 >/dev/null
+  "$RONDO_NODE_BIN/node" --version | grep -q '^v22\.' || { say "Node 22 install failed"; return 1; }
+}
+
+setup_conformance() {
+  local dir=.cache/conformance want stamp
+  want="$(hash_of conformance/package.json conformance/package-lock.json)"
+  stamp="$dir/.lock.sha256"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$RONDO_CONFORMANCE" ]]; then
+    return
+  fi
+  say "installing the pinned conformance runner into $dir"
+  mkdir -p "$dir"
+  cp conformance/package.json conformance/package-lock.json "$dir/"
+  (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+}
+
+setup_redis() {
+  command -v redis-server >/dev/null && return
+  say "redis-server not on PATH: installing it with apt-get"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }; then
+    say "WARNING: could not install redis-server; tests that need it will be skipped"
+    return 0
+  fi
+  # The Debian package starts a system service; tests start their own instances.
+}
+
+setup_venv
+if (( ! python_only )); then
+  setup_node
+  setup_conformance
+  setup_redis
+fi
