@@ -13,7 +13,17 @@ from typing import Any
 
 import rondo
 from rondo import InputRequired, ToolError, elicit, roots, sampling
-from rondo.content import audio, embedded, image, text, user
+from rondo.content import (
+    AudioContent,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    audio,
+    embedded,
+    image,
+    text,
+    user,
+)
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -47,19 +57,19 @@ def test_simple_text() -> str:
 
 
 @server.tool
-def test_image_content() -> dict[str, Any]:
+def test_image_content() -> ImageContent:
     """Returns a PNG image."""
     return image(PNG, "image/png")
 
 
 @server.tool
-def test_audio_content() -> dict[str, Any]:
+def test_audio_content() -> AudioContent:
     """Returns a WAV sound."""
     return audio(WAV, "audio/wav")
 
 
 @server.tool
-def test_embedded_resource() -> dict[str, Any]:
+def test_embedded_resource() -> EmbeddedResource:
     """Returns an embedded text resource."""
     return embedded(
         "test://embedded-resource", text="This is an embedded resource content.", mime_type="text/plain"
@@ -67,7 +77,7 @@ def test_embedded_resource() -> dict[str, Any]:
 
 
 @server.tool
-def test_multiple_content_types() -> list[dict[str, Any]]:
+def test_multiple_content_types() -> list[ContentBlock]:
     """Returns text, an image and a resource."""
     return [
         text("Multiple content types test:"),

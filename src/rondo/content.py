@@ -1,6 +1,13 @@
 """Content helpers for tool results, prompt messages and resource contents."""
 
 from .server.content import (
+    AudioContent,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    ResourceLink,
+    TextContent,
     ToolError,
     ToolResult,
     assistant,
@@ -15,6 +22,13 @@ from .server.content import (
 )
 
 __all__ = [
+    "AudioContent",
+    "ContentBlock",
+    "EmbeddedResource",
+    "ImageContent",
+    "PromptMessage",
+    "ResourceLink",
+    "TextContent",
     "ToolError",
     "ToolResult",
     "assistant",
