@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Run the official conformance runner against conformance/server.py for one requirement set.
+#   bash conformance/run-server.sh 2026-07-28
+# Starts the fixture on a free loopback port, runs every scenario the revision requires (plus
+# the not-scored ones), then judges the results with conformance/summarize.py (strict: warnings,
+# pending scenarios and stale baseline entries fail; optional extensions are only reported).
+set -uo pipefail
+REQ="${1:?usage: conformance/run-server.sh REQUIREMENTS (e.g. 2026-07-28)}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+source scripts/env.sh
+
+EXPECTED="conformance/expected-failures-server-$REQ.yaml"
+OUT="results/server-$REQ"
+[[ -f conformance/server.py ]] || { echo "conformance: conformance/server.py is missing" >&2; exit 1; }
+[[ -x "$RONDO_CONFORMANCE" ]] || { echo "conformance: runner missing, run scripts/setup.sh" >&2; exit 1; }
+[[ -f "$EXPECTED" ]] || { echo "conformance: $EXPECTED is missing" >&2; exit 1; }
+
+rm -rf "$OUT" && mkdir -p "$OUT"
+PORT="$("$RONDO_PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+
+"$RONDO_PY" conformance/server.py --port "$PORT" >"$OUT/server.log" 2>&1 &
+SERVER_PID=$!
+stop_server() {
+  kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  return 0
+}
+trap stop_server EXIT
+
+# Ready when it answers an HTTP request (any status) on /mcp: a conformant server/discover.
+if ! "$RONDO_PY" - "$PORT" "$SERVER_PID" <<'PY'
+import json, os, sys, time, urllib.error, urllib.request
+port, pid = int(sys.argv[1]), int(sys.argv[2])
+body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+           "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "server/discover"}
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        sys.exit("server exited before answering")
+    try:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", body, headers)
+        urllib.request.urlopen(req, timeout=2).read()
+        sys.exit(0)
+    except urllib.error.HTTPError:
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit("server did not answer within 20 s")
+PY
+then
+  echo "conformance: server failed to start; log:" >&2
+  tail -n 30 "$OUT/server.log" >&2
+  exit 1
+fi
+
+"$RONDO_PY" -c 'import sys; print(f"conformance: runner against http://localhost:{sys.argv[1]}/mcp, requirements {sys.argv[2]} (log: {sys.argv[3]})")' "$PORT" "$REQ" "$OUT/runner.log"
+"$RONDO_CONFORMANCE" server --url "http://localhost:$PORT/mcp" --requirements "$REQ" \
+  -o "$OUT" --expected-failures "$EXPECTED" >"$OUT/runner.log" 2>&1
+runner_rc=$?
+
+"$RONDO_PY" conformance/summarize.py "$OUT" "$EXPECTED" \
+  --requirements "$(dirname "$RONDO_CONFORMANCE")/../@modelcontextprotocol/conformance/requirements/$REQ.yaml"
+summary_rc=$?
+
+if (( runner_rc != 0 )); then
+  echo "conformance: the runner itself exited $runner_rc (see $OUT/runner.log)"
+  tail -n 15 "$OUT/runner.log"
+fi
+(( runner_rc == 0 && summary_rc == 0 ))
