@@ -149,7 +149,9 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
             return "MISS"
         baselined = partial.get(name, set())
         unexpected = {
-            cid: c for cid, c in scenario.failing.items() if name not in whole and cid not in baselined
+            cid: c
+            for cid, c in scenario.failing.items()
+            if name not in whole and cid not in baselined
         }
         note = ""
         if name in whole:
