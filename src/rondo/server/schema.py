@@ -213,7 +213,7 @@ def _build(
     name = _name(fn)
     try:
         params = inspect.signature(fn).parameters
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, NameError) as exc:
         raise ValueError(f"{name}: cannot read the signature: {exc}") from None
     hints = _Hints(fn)
 
@@ -325,6 +325,7 @@ class _Hints:
             return self._all[name]
         if not isinstance(raw, str):
             return raw
+        raw = _unquote(raw)
         if name != "return" and _CONTEXT_TEXT.fullmatch(raw):
             return Context
         try:
@@ -344,8 +345,16 @@ class _Hints:
 
     def is_context(self, name: str, raw: Any, hint: Any) -> bool:
         if isinstance(raw, str) and (self._all is None or name not in self._all):
-            return bool(_CONTEXT_TEXT.fullmatch(raw))
+            return bool(_CONTEXT_TEXT.fullmatch(_unquote(raw)))
         return _is_context_type(hint)
+
+
+def _unquote(raw: str) -> str:
+    # `x: "int"` under `from __future__ import annotations` arrives as the text '"int"'.
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1].strip()
+    return raw
 
 
 def _is_context_type(hint: Any) -> bool:
@@ -459,7 +468,7 @@ def _input_schema(
     wanted = [struct] if extras is None or extras is Any else [struct, extras]
     try:
         refs, components, uses_pydantic = _components(wanted, "validation")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, NameError) as exc:
         raise ValueError(f"{fn_name}: {_culprit(fields, extras) or exc}") from None
     body = components.pop(_ROOT_NAME)
     root: dict[str, Any] = {"type": "object", "properties": body.get("properties", {})}
@@ -482,12 +491,12 @@ def _culprit(fields: list[tuple[Any, ...]], extras: Any) -> str | None:
     for field in fields:
         try:
             _components([field[1]], "validation")
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, NameError) as exc:
             return f"parameter {field[0]!r} has an unsupported type: {exc}"
     if extras is not None and extras is not Any:
         try:
             _components([extras], "validation")
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, NameError) as exc:
             return f"**kwargs has an unsupported type: {exc}"
     return None
 
@@ -539,7 +548,7 @@ def _output_schema(tp: Any) -> dict[str, Any] | None:
         return None  # Awaitable, Iterator, Callable, type[...] are not data
     try:
         refs, components, _ = _components([_prepare(tp)], "serialization")
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, NameError):
         return None  # a return type msgspec cannot describe just means unstructured output
     root = dict(refs[0])
     ref = root.get("$ref")
@@ -585,8 +594,9 @@ def _referenced(components: dict[str, Any], key: str) -> bool:
 
 # -- error messages ---------------------------------------------------------------------------
 
-_FIELD_ERROR = re.compile(r"Object (missing required|contains unknown) field `(.*)`")
-_EXPECTED = re.compile(r"Expected `([^`]*)`(.*)")
+_FIELD_ERROR = re.compile(r"Object (missing required|contains unknown) field `(.*)`", re.S)
+_EXPECTED = re.compile(r"Expected `([^`]*)`(.*)", re.S)
+_LOCATION = re.compile(r"(.*) - at ((?:`key` in )?`\$[^`]*`)", re.S)
 
 
 def _json_type(value: Any) -> str:
@@ -614,24 +624,27 @@ def _path(location: str, prefix: str | None) -> str:
 
 
 def explain(message: str, *, prefix: str | None = None) -> str:
-    """Rephrase a msgspec ValidationError message for a model reading it."""
-    body, sep, location = message.rpartition(" - at ")
-    if not sep:
-        body, location = message, ""
+    """Rephrase a msgspec ValidationError message for a model reading it (one line)."""
+    return "Invalid arguments: " + _explain(message, prefix).replace("\n", "\\n")
+
+
+def _explain(message: str, prefix: str | None) -> str:
+    located = _LOCATION.fullmatch(message)
+    body, location = (located.group(1), located.group(2)) if located else (message, "")
     path = _path(location, prefix) if location or prefix else ""
     m = _FIELD_ERROR.fullmatch(body)
     if m:
         kind = "missing required" if m.group(1) == "missing required" else "unknown"
         if not path:
-            return f"Invalid arguments: {kind} argument {m.group(2)!r}"
-        return f"Invalid arguments: {kind} field {m.group(2)!r} in {path!r}"
+            return f"{kind} argument {m.group(2)!r}"
+        return f"{kind} field {m.group(2)!r} in {path!r}"
     m = _EXPECTED.fullmatch(body)
     if m:
         if not path and m.group(1) == "object":
             got = m.group(2).replace("`", "").removeprefix(", got ")
-            return f"Invalid arguments: arguments must be an object, got {got}"
+            return f"arguments must be an object, got {got}"
         detail = f"expected {m.group(1)}{m.group(2).replace('`', '')}"
-        return f"Invalid arguments: {path!r} {detail}" if path else f"Invalid arguments: {detail}"
+        return f"{path!r} {detail}" if path else detail
     detail = body.replace("`", "")
     detail = detail[:1].lower() + detail[1:]
-    return f"Invalid arguments: {path!r}: {detail}" if path else f"Invalid arguments: {detail}"
+    return f"{path!r}: {detail}" if path else detail
