@@ -1,0 +1,182 @@
+"""`StatePolicy`: the server-level state boundary's configuration and its two entry points.
+
+The server core calls `policy.open_for(ctx, token)` on every inbound `requestState` of
+`tools/call`, `prompts/get` and `resources/read` before any handler runs, and
+`policy.seal_for(ctx, data)` on whatever state a handler returns. Everything that can be wrong
+with the configuration is found here, in `__init__`, never at request time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..wire.errors import INVALID_PARAMS, McpError
+from .codec import (
+    DEFAULT_LEEWAY,
+    DEFAULT_TTL,
+    Rejected,
+    ReplayStore,
+    check_leeway,
+    check_principal,
+    check_ttl,
+    open_token,
+    seal_token,
+)
+from .keys import ENV_KEYS, Keyring, keyring_from, parse_env_keys, process_keyring
+from .replay import MemoryReplayStore
+
+if TYPE_CHECKING:
+    from ..server.context import Context
+
+log = logging.getLogger("rondo.state")
+
+# One message for every refusal: the client learns nothing about which check failed.
+REJECTED_MESSAGE = "Invalid requestState: altered, expired, already used, or not issued for this request"
+
+PrincipalFn = Callable[["Context"], "str | None"]
+
+
+def rejected() -> McpError:
+    """The one error every refused `requestState` becomes (-32602, fixed message, no data)."""
+    return McpError(INVALID_PARAMS, REJECTED_MESSAGE)
+
+
+def anonymous(ctx: Context) -> None:
+    """The default principal: nobody. Tokens then bind method, params, audience and expiry."""
+    return None
+
+
+def require_cryptography() -> None:
+    try:
+        import cryptography.hazmat.primitives.ciphers.aead  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "encrypt=True needs the cryptography package: pip install 'rondo[crypto]'"
+        ) from None
+
+
+def check_store(store: Any) -> ReplayStore:
+    if not callable(getattr(store, "consume", None)):
+        raise TypeError("replay_store must have a consume(token_id, ttl) -> bool method")
+    return store  # type: ignore[no-any-return]
+
+
+class StatePolicy:
+    """How a server seals and opens `requestState`.
+
+    - `keys=[(id, secret), ...]` (1 to 8, signing key first) or `secret=b"..."`; neither means a
+      random per-process key, fine for one process, wrong for a fleet or across restarts.
+    - `principal(ctx) -> str | None`: who the request is, from its trusted authentication
+      (e.g. `ctx.auth`); default anonymous.
+    - `ttl` seconds (default 300, at most 900), `encrypt` (AES-256-GCM, needs `cryptography`),
+      `once` (single-use tokens, consumed in `replay_store`, default an in-memory store).
+    """
+
+    __slots__ = (
+        "keyring",
+        "ephemeral",
+        "ttl",
+        "encrypt",
+        "once",
+        "leeway",
+        "replay_store",
+        "_principal",
+        "_clock",
+    )
+
+    def __init__(
+        self,
+        *,
+        secret: bytes | None = None,
+        keys: Any = None,
+        principal: PrincipalFn | None = None,
+        ttl: float = DEFAULT_TTL,
+        encrypt: bool = False,
+        once: bool = False,
+        replay_store: ReplayStore | None = None,
+        leeway: float = DEFAULT_LEEWAY,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ephemeral = secret is None and keys is None
+        self.keyring: Keyring = process_keyring() if self.ephemeral else keyring_from(secret, keys)
+        if principal is None:
+            principal = anonymous
+        if not callable(principal):
+            raise TypeError("principal must be a callable taking the Context (or None)")
+        self._principal = principal
+        self.ttl = check_ttl(ttl)
+        self.leeway = check_leeway(leeway)
+        if not isinstance(encrypt, bool) or not isinstance(once, bool):
+            raise TypeError("encrypt and once must be True or False")
+        if encrypt:
+            require_cryptography()
+        self.encrypt = encrypt
+        self.once = once
+        self.replay_store = MemoryReplayStore() if replay_store is None else check_store(replay_store)
+        if not callable(clock):
+            raise TypeError("clock must be a callable returning unix seconds")
+        self._clock = clock
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] = os.environ, **options: Any
+    ) -> StatePolicy:
+        """A policy keyed from `RONDO_STATE_KEYS` (`id1:base64url-secret,id2:...`, signing key
+        first); unset or empty means a random per-process key. Other options pass through."""
+        if "keys" in options or "secret" in options:
+            raise TypeError("from_env reads the keys from the environment; pass other options only")
+        text = environ.get(ENV_KEYS, "").strip()
+        if not text:
+            return cls(**options)
+        return cls(keys=parse_env_keys(text), **options)
+
+    def principal_of(self, ctx: Context) -> str | None:
+        """Who this request is, as the configured `principal` callable says (None: anonymous)."""
+        return check_principal(self._principal(ctx))
+
+    def seal_for(
+        self, ctx: Context, data: Any, *, ttl: float | None = None, once: bool | None = None
+    ) -> str:
+        """Seal `data` for the retry of the request `ctx` describes."""
+        return seal_token(
+            data,
+            ctx.request_method,
+            ctx.server_name,
+            ctx.request_params,
+            self.principal_of(ctx),
+            self.keyring,
+            ttl=self.ttl if ttl is None else check_ttl(ttl),
+            encrypt=self.encrypt,
+            once=self.once if once is None else bool(once),
+            now=self._clock(),
+        )
+
+    def open_for(self, ctx: Context, token: Any) -> Any:
+        """The verified data of an inbound `requestState`, or `McpError(-32602)` (fixed message,
+        no data; the real reason is logged at debug level)."""
+        principal = self.principal_of(ctx)
+        try:
+            return open_token(
+                token,
+                ctx.request_method,
+                ctx.server_name,
+                ctx.request_params,
+                principal,
+                self.keyring,
+                now=self._clock(),
+                leeway=self.leeway,
+                replay_store=self.replay_store,
+            )
+        except Rejected as exc:
+            log.debug("requestState rejected on %s: %s", ctx.request_method, exc.reason)
+            raise rejected() from None
+
+    def __repr__(self) -> str:
+        return (
+            f"StatePolicy({self.keyring!r}, ttl={self.ttl}, encrypt={self.encrypt}, "
+            f"once={self.once})"
+        )
