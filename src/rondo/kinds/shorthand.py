@@ -50,12 +50,22 @@ def schema_from_class(cls: type, path: str = "requestedSchema") -> dict[str, Any
             required.append(name)
         properties[name] = prop
     if typing.is_typeddict(cls):
-        keys = cls.__required_keys__  # type: ignore[attr-defined]
-        required = [name for name in properties if name in keys]
+        required = [name for name in properties if _typeddict_requires(cls, name, hints[name])]
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
     return schema
+
+
+def _typeddict_requires(cls: Any, name: str, hint: Any) -> bool:
+    # Under `from __future__ import annotations` Python 3.11 cannot see Required/NotRequired
+    # when it builds __required_keys__, so the resolved hint has the last word.
+    origin = typing.get_origin(hint)
+    if origin is typing.NotRequired:
+        return False
+    if origin is typing.Required:
+        return True
+    return name in cls.__required_keys__  # type: ignore[no-any-return]
 
 
 def _fields(cls: type, hints: dict[str, Any]) -> list[tuple[str, Any, bool]]:
@@ -91,10 +101,18 @@ def _fields(cls: type, hints: dict[str, Any]) -> list[tuple[str, Any, bool]]:
 def _property(hint: Any, path: str) -> tuple[dict[str, Any], bool]:
     """The property schema for one annotation, and whether None is allowed."""
     extras: list[Any] = []
+    nullable = False
     hint = _strip_required(hint)
-    if typing.get_origin(hint) is typing.Annotated:
-        hint, *extras = typing.get_args(hint)
-    hint, nullable = _strip_none(_strip_required(hint), path)
+    # Peel `Annotated[...]` and `... | None` in whichever order they were written.
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            hint, *more = typing.get_args(hint)
+            extras.extend(more)
+        elif origin in (typing.Union, types.UnionType) and not nullable:
+            hint, nullable = _strip_none(hint, path)
+        else:
+            break
     prop = _base(hint, path)
     for extra in extras:
         _apply(prop, extra, path)
@@ -108,12 +126,10 @@ def _strip_required(hint: Any) -> Any:
 
 
 def _strip_none(hint: Any, path: str) -> tuple[Any, bool]:
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        if len(members) != 1:
-            raise fail(path, f"unions other than `X | None` are not supported ({hint!r})")
-        return members[0], True
-    return hint, False
+    members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+    if len(members) != 1:
+        raise fail(path, f"unions other than `X | None` are not supported ({hint!r})")
+    return members[0], True
 
 
 def _base(hint: Any, path: str) -> dict[str, Any]:
