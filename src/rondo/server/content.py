@@ -266,7 +266,7 @@ def _as_block(item: Any) -> dict[str, Any]:
     if isinstance(item, str):
         return {"type": "text", "text": item}
     if is_content_block(item):
-        return item  # type: ignore[no-any-return]
+        return item
     raise TypeError(f"not a content block: {item!r:.80}")
 
 
@@ -276,7 +276,7 @@ def _enc_hook(obj: Any) -> Any:
     dump = getattr(obj, "model_dump", None)
     if dump is not None:
         return dump(mode="json")
-    raise NotImplementedError
+    raise TypeError(f"cannot encode {type(obj).__name__} objects as JSON")
 
 
 def _builtins(value: Any) -> Any:
@@ -381,7 +381,7 @@ def _one_contents(item: Any, uri: str, mime_type: str | None) -> dict[str, Any]:
     if isinstance(item, (bytes, bytearray, memoryview)):
         return resource_blob(uri, bytes(item), mime_type)
     if _is_contents(item):
-        return item  # type: ignore[no-any-return]
+        return item
     # Structured data (dict, dataclass, Struct, model): served as JSON text.
     return resource_text(uri, to_json_text(item), mime_type or "application/json")
 

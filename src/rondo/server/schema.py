@@ -84,6 +84,12 @@ class Signature:
     context_param: str | None
     is_async: bool
     param_names: tuple[str, ...]
+    _struct: Any  # the msgspec Struct type of the parameters; None with an explicit schema
+    _strict: bool
+    _dec_hook: Callable[[Any, Any], Any] | None
+    _extras: Any  # the **kwargs value type (Any when unannotated); None without **kwargs
+    _required: tuple[str, ...]
+    _accepts_any: bool
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate + convert arguments into kwargs for the function (ctx not included)."""
@@ -288,12 +294,16 @@ def _struct_default(default: Any) -> Any:
     # msgspec refuses non-empty mutable defaults and must be able to encode a default into the
     # schema; a factory returning the very same object keeps Python's default semantics.
     if isinstance(default, (list, dict, set, bytearray)) and default:
-        return msgspec.field(default_factory=lambda d=default: d)
+        return msgspec.field(default_factory=_constant(default))
     try:
         msgspec.to_builtins(default)
     except (TypeError, msgspec.EncodeError):
-        return msgspec.field(default_factory=lambda d=default: d)
+        return msgspec.field(default_factory=_constant(default))
     return default
+
+
+def _constant(value: Any) -> Callable[[], Any]:
+    return lambda: value
 
 
 # -- type hints -------------------------------------------------------------------------------
@@ -366,15 +376,16 @@ def _is_context_type(hint: Any) -> bool:
     return False
 
 
-_DATETIME_FORMATS = {datetime.datetime: "date-time", datetime.time: "time"}
+# Compared by identity: hints may hold unhashable metadata (`Annotated[int, {...}]`).
+_DATETIME_FORMATS = ((datetime.datetime, "date-time"), (datetime.time, "time"))
 
 
 def _prepare(tp: Any) -> Any:
     """Rewrite a hint for msgspec: plain strings in Annotated become `Meta(description=...)`;
     datetime/time gain their JSON Schema `format` (msgspec leaves it out)."""
-    fmt = _DATETIME_FORMATS.get(tp)
-    if fmt is not None:
-        return Annotated[tp, msgspec.Meta(extra_json_schema={"format": fmt})]
+    for kind, fmt in _DATETIME_FORMATS:
+        if tp is kind:
+            return Annotated[tp, msgspec.Meta(extra_json_schema={"format": fmt})]
     origin = get_origin(tp)
     if origin is None or origin is Literal:
         return tp
@@ -390,13 +401,13 @@ def _prepare(tp: Any) -> Any:
             ]
         if inner is args[0] and not texts:
             return tp
-        return Annotated[(inner, *extras)]  # type: ignore[valid-type]
+        return Annotated[(inner, *extras)]
     new = tuple(a if a is Ellipsis else _prepare(a) for a in args)
     if all(a is b for a, b in zip(new, args, strict=True)):
         return tp
-    if origin in (Union, types.UnionType):
-        return Union[new]  # noqa: UP007 - built from a tuple
     try:
+        if origin in (Union, types.UnionType):
+            return Union[new]  # noqa: UP007 - built from a tuple
         return origin[new]
     except TypeError:
         return tp
@@ -518,7 +529,7 @@ _NO_OUTPUT = (
 
 
 def _is_content_hint(tp: Any) -> bool:
-    if tp in _content.CONTENT_TYPES or tp is _content.ToolResult:
+    if any(tp is c for c in _content.CONTENT_TYPES):  # identity: hints may be unhashable
         return True
     if isinstance(tp, type) and issubclass(tp, _content.ToolResult):
         return True
