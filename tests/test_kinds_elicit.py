@@ -8,7 +8,7 @@ import enum
 import functools
 import json
 from pathlib import Path
-from typing import Annotated, Literal, NotRequired, TypedDict
+from typing import Annotated, Literal, NotRequired, Required, TypedDict
 
 import msgspec
 import pytest
@@ -767,3 +767,41 @@ def test_format_checks(check, good, bad):
         assert check(value), value
     for value in bad:
         assert not check(value), value
+
+
+class Mixed(TypedDict, total=False):
+    must: Required[str]
+    maybe: Annotated[int | None, "how many"]
+
+
+@dataclasses.dataclass
+class Either_order:
+    first: Annotated[int | None, "inside"] = None
+    second: Annotated[int, "outside"] | None = None
+
+
+def test_optional_and_annotated_nest_either_way():
+    mixed = rondo.elicit.form("m", Mixed)["params"]["requestedSchema"]
+    assert mixed == {
+        "type": "object",
+        "properties": {
+            "must": {"type": "string"},
+            "maybe": {"type": "integer", "description": "how many"},
+        },
+        "required": ["must"],
+    }
+    either = rondo.elicit.form("m", Either_order)["params"]["requestedSchema"]
+    assert either == {
+        "type": "object",
+        "properties": {
+            "first": {"type": "integer", "description": "inside"},
+            "second": {"type": "integer", "description": "outside"},
+        },
+    }
+
+
+@pytest.mark.parametrize("caps", [None, [], "elicitation"])
+def test_capabilities_that_are_not_objects_declare_nothing(caps):
+    assert not FORM.is_supported(form_request(), caps)
+    assert not URL.is_supported(rondo.elicit.url("m", "https://example.com"), caps)
+    assert FORM.missing_capability(form_request(), caps) == {"elicitation": {"form": {}}}

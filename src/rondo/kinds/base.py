@@ -55,7 +55,8 @@ class Kind:
         self, request: Mapping[str, Any], client_caps: Mapping[str, Any] | None
     ) -> Capabilities:
         """The part of `required_capability(request)` the client did not declare (`{}` if none)."""
-        return capability_gap(self.required_capability(request), client_caps or {})
+        have = client_caps if isinstance(client_caps, Mapping) else {}
+        return capability_gap(self.required_capability(request), have)
 
     def is_supported(
         self, request: Mapping[str, Any], client_caps: Mapping[str, Any] | None

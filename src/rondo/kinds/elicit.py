@@ -17,7 +17,6 @@ import msgspec
 from .base import (
     Capabilities,
     Kind,
-    capability_gap,
     check_meta,
     expect_answer_object,
     expect_params,
@@ -61,7 +60,7 @@ class ElicitResult(msgspec.Struct, frozen=True):
         """The wire form (an `ElicitResult` object); `read_answer` reads it back unchanged."""
         out: dict[str, Any] = {"action": self.action}
         if self.content is not None:
-            out["content"] = dict(self.content)
+            out["content"] = json_copy(self.content)
         return out
 
     def content_as(self, cls: type[T]) -> T:
@@ -101,7 +100,7 @@ class FormElicitation(Kind):
     def missing_capability(
         self, request: Mapping[str, Any], client_caps: Mapping[str, Any] | None
     ) -> Capabilities:
-        declared = (client_caps or {}).get("elicitation")
+        declared = client_caps.get("elicitation") if isinstance(client_caps, Mapping) else None
         # `elicitation: {}` (no mode named) is the older spelling of form support.
         if isinstance(declared, Mapping) and (
             isinstance(declared.get("form"), Mapping)
@@ -143,11 +142,6 @@ class UrlElicitation(Kind):
 
     def required_capability(self, request: Mapping[str, Any]) -> Capabilities:
         return {"elicitation": {"url": {}}}
-
-    def missing_capability(
-        self, request: Mapping[str, Any], client_caps: Mapping[str, Any] | None
-    ) -> Capabilities:
-        return capability_gap(self.required_capability(request), client_caps or {})
 
     def validate_request(self, request: Mapping[str, Any]) -> None:
         params = expect_params(request, self)

@@ -65,7 +65,7 @@ def _typeddict_requires(cls: Any, name: str, hint: Any) -> bool:
         return False
     if origin is typing.Required:
         return True
-    return name in cls.__required_keys__  # type: ignore[no-any-return]
+    return name in cls.__required_keys__
 
 
 def _fields(cls: type, hints: dict[str, Any]) -> list[tuple[str, Any, bool]]:
