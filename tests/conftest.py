@@ -1,0 +1,40 @@
+"""Shared fixtures. Keep this small: helpers with more logic live in their own module
+(`wire_schema.py`, `redis_server.py`) and tests import them directly."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def python_exe() -> str:
+    """The interpreter running the tests (the venv's), for subprocess servers and snippets."""
+    return sys.executable
+
+
+@pytest.fixture
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def wire_valid() -> Callable[..., None]:
+    """`wire_valid(message, era="2026-07-28", method=None)`: assert a message is schema-valid."""
+    from wire_schema import validate
+
+    return validate
