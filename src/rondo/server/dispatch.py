@@ -195,6 +195,32 @@ class Core:
             result["_meta"] = self._result_meta
         return result
 
+    def may_suspend(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Could answering this request wait on something (an async handler, a stream)?
+
+        When it cannot, a transport may await `dispatch` inline instead of running it as a
+        concurrent task: whatever it emits is already known when the result is.
+        """
+        server = self.server
+        if method == "tools/call":
+            tool = server.tools.get(params.get("name"))  # type: ignore[arg-type]
+            return tool is not None and tool.signature.is_async
+        if method == "prompts/get":
+            prompt = server.prompts.get(params.get("name"))  # type: ignore[arg-type]
+            return prompt is not None and prompt.signature.is_async
+        if method == "resources/read":
+            uri = params.get("uri")
+            if not isinstance(uri, str):
+                return False
+            try:
+                component, _ = self.find_resource(uri)
+            except McpError:
+                return False
+            return bool(component.signature.is_async)
+        if method == "completion/complete":
+            return asyncio.iscoroutinefunction(server.completion_handler)
+        return method == "subscriptions/listen"
+
     # -- discovery and listing -----------------------------------------------------------------
 
     async def _discover(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]

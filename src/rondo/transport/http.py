@@ -266,6 +266,26 @@ class HttpApp:
         receive: Receive,
         send: Send,
     ) -> None:
+        auth = scope.get("auth")
+        if not self.core.may_suspend(method, params):
+            # Nothing to wait for: run inline, no task, no disconnect watcher.
+            notes: list[dict[str, Any]] = []
+            try:
+                result = await self.core.dispatch(rid, method, params, env, emit=notes.append, auth=auth)
+                response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
+            except McpError as exc:
+                response = error_response(rid, exc)
+            except Exception:
+                log.exception("unexpected failure answering %r", rid)
+                response = error_response(rid, internal_error())
+            if not notes:
+                error = response.get("error")
+                await _json(send, http_status(error["code"]) if error is not None else 200, response)
+                return
+            notes.append(response)
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await send({"type": "http.response.body", "body": b"".join(_sse(n) for n in notes)})
+            return
         loop = asyncio.get_running_loop()
         queue: list[dict[str, Any]] = []
         wake: asyncio.Future[None] = loop.create_future()
@@ -280,7 +300,6 @@ class HttpApp:
             queue.append(note)
             poke()
 
-        auth = scope.get("auth")
         task = loop.create_task(self.core.dispatch(rid, method, params, env, emit=emit, auth=auth))
         task.add_done_callback(lambda _t: poke())
         watcher: asyncio.Task[None] | None = None
@@ -478,7 +497,8 @@ def serve(
         )
     app = HttpApp(server, **options)
     config: dict[str, Any] = {"host": host, "port": port, "log_level": log_level,
-                              "access_log": False, "lifespan": "on"}
+                              "access_log": False, "lifespan": "on", "proxy_headers": False,
+                              "server_header": False, "date_header": False}
     try:
         import uvloop  # noqa: F401
 
