@@ -5,6 +5,7 @@ import datetime
 import enum
 import importlib.util
 import json
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -762,3 +763,28 @@ def test_bind_raises_only_argument_error(arguments):  # type: ignore[no-untyped-
         assert message.startswith("Invalid arguments: ") and "\n" not in message
     else:
         assert isinstance(arguments, dict) and set(kwargs) == set(WIDE.param_names)
+
+
+def test_extra_json_schema_keywords_reach_the_property():
+    def regional(
+        region: Annotated[str, msgspec.Meta(extra_json_schema={"x-mcp-header": "Region"})],
+    ) -> str:
+        return region
+
+    schema = tool_signature(regional).input_schema
+    assert schema["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
+
+
+def test_pydantic_is_not_imported_unless_a_model_is_used():
+    code = (
+        "import sys\n"
+        "from rondo.server.schema import tool_signature\n"
+        "from rondo.server.content import tool_result\n"
+        "def f(a: int, b: list[str] | None = None) -> dict[str, int]:\n"
+        "    return {'a': a}\n"
+        "sig = tool_signature(f)\n"
+        "tool_result(f(**sig.bind({'a': 1})), sig)\n"
+        "assert 'pydantic' not in sys.modules, 'pydantic was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
