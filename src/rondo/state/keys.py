@@ -166,7 +166,8 @@ def parse_env_keys(text: str) -> list[tuple[str, bytes]]:
         if not re.fullmatch(r"[A-Za-z0-9_-]+={0,2}", encoded):
             raise ValueError(f"{ENV_KEYS}: the secret of key {key_id!r} is not base64url")
         try:
-            secret = base64.urlsafe_b64decode(encoded.rstrip("=") + "=" * (-len(encoded) % 4))
+            bare = encoded.rstrip("=")
+            secret = base64.urlsafe_b64decode(bare + "=" * (-len(bare) % 4))
         except (binascii.Error, ValueError):
             raise ValueError(f"{ENV_KEYS}: the secret of key {key_id!r} is not base64url") from None
         pairs.append((key_id, secret))
