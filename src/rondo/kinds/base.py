@@ -40,7 +40,17 @@ MISSING = _Missing()
 
 
 class Kind:
-    """One kind of input request. Subclasses set `name`/`method` and fill in the checks."""
+    """One kind of input request. Subclasses set `name`/`method` and fill in the checks.
+
+    - `matches(request)`: does this request belong to this kind (never raises)?
+    - `required_capability(request)`: the ClientCapabilities fragment it needs.
+    - `missing_capability(request, caps)` / `is_supported(request, caps)`: what of that the
+      client's declared capabilities lack.
+    - `validate_request(request)`: ValueError naming the offending path, else None.
+    - `read_answer(request, answer)`: the answer as a value with `to_dict()` (its wire form,
+      which reads back to an equal value); ValueError(reason) when the answer is malformed.
+      `request` is expected to be valid; a broken one also gives ValueError, never a crash.
+    """
 
     name: str = ""
     method: str = ""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 import msgspec
 
@@ -125,11 +124,15 @@ class FormElicitation(Kind):
         if action != "accept":
             return ElicitResult(action)
         content = answer.get("content")
-        # Re-checked here because the client side reads answers to requests it did not build.
         params = request.get("params")
         schema: Any = params.get("requestedSchema") if isinstance(params, Mapping) else None
-        check_requested_schema(schema)
-        return ElicitResult(action, check_content(schema, {} if content is None else content))
+        try:
+            return ElicitResult(action, check_content(schema, {} if content is None else content))
+        except (KeyError, TypeError, AttributeError, IndexError):
+            # `request` is meant to be valid already (validate_request); if it was not, say
+            # what is wrong with it rather than leak a crash.
+            check_requested_schema(schema)
+            raise fail("requestedSchema", "cannot be used to read answers") from None
 
 
 class UrlElicitation(Kind):
@@ -177,6 +180,8 @@ def check_url(value: Any, path: str) -> str:
         raise fail(path, "must be ASCII (percent-encode the path, IDNA-encode the host)")
     if not is_uri(value):
         raise fail(path, "is not a valid URI")
+    from urllib.parse import urlsplit  # imported on use: most servers never build URL requests
+
     parts = urlsplit(value)
     if parts.scheme.lower() not in ("http", "https"):
         raise fail(path, f"must use http or https, not {parts.scheme!r}")
