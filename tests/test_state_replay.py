@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis_server
 
+import redis_server
 import rondo.state as state
 from rondo.server.context import Context
 from rondo.wire.errors import McpError
