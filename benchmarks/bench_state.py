@@ -13,8 +13,8 @@ import msgspec
 import rondo.state as state
 from rondo.server.context import Context
 
-ROUNDS = 20_000
-REPEATS = 5
+ROUNDS = 2_000
+REPEATS = 50
 
 DATA = {
     "step": 2,
