@@ -1,0 +1,148 @@
+"""`ctx.ask` on the 2025-11-25 era: real server-to-client requests over the session.
+
+The modern wire ends the round with input_required; a handshake-era client instead expects
+`elicitation/create`, `sampling/createMessage` or `roots/list` as JSON-RPC requests on the
+originating request's stream, and answers each with a response. The handler gets the same value
+types either way (`ElicitResult`, `SamplingResult`, a list of `Root`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from ..wire.errors import internal_error, invalid_params
+
+
+class AskError(RuntimeError):
+    """A `ctx.ask` on a legacy session that could not be answered.
+
+    Uncaught in a tool, it becomes a tool error result (`isError: true`) carrying this message.
+    """
+
+
+class ClientCannotAnswer(AskError):
+    """The client did not declare the capability the question needs (at `initialize`)."""
+
+    def __init__(self, message: str, missing: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing or {}
+
+
+class AskTimeout(AskError, TimeoutError):
+    """The client did not answer within the configured `ask_timeout`."""
+
+
+class AskRejected(AskError):
+    """The client answered the question with a JSON-RPC error."""
+
+    def __init__(self, key: str, error: dict[str, Any]) -> None:
+        super().__init__(f"The client refused input request {key!r}: {error.get('message', 'error')}")
+        self.error = error
+
+
+def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
+    """Engine of `ctx.ask`/`ctx.ask_all` on a legacy session: awaitable, or blocking in a sync handler."""
+    from .legacy import LegacyCall
+
+    call = ctx._session
+    if not isinstance(call, LegacyCall):
+        raise RuntimeError("ctx.ask on the legacy era needs a live session")
+    wire = _prepare(call, requests)
+    coro = _ask(call, requests, wire, single)
+    if not ctx._sync:
+        return coro
+    loop = ctx._loop or call.loop
+    if threading.get_ident() == call.thread:
+        coro.close()
+        raise RuntimeError("a sync handler on the legacy era must run in a worker thread to ask")
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+
+def _prepare(call: Any, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Check each question (handler bugs are -32603) and what the client can answer; build the wire form."""
+    from ..kinds import kind_for, missing_capabilities
+
+    session = call.session
+    for key, request in requests.items():
+        if not isinstance(key, str) or not key:
+            raise internal_error("input request keys must be non-empty strings")
+        try:
+            kind_for(request).validate_request(request)
+        except ValueError as exc:
+            raise internal_error(f"input request {key!r} is invalid: {exc}") from None
+    missing = missing_capabilities(requests, session.capabilities)
+    if missing:
+        raise ClientCannotAnswer(
+            f"The client cannot answer this: it did not declare the capability {missing} "
+            "when it connected",
+            missing,
+        )
+    return {key: _wire_params(session.version, request) for key, request in requests.items()}
+
+
+def _wire_params(version: str, request: Mapping[str, Any]) -> dict[str, Any]:
+    params = dict(request.get("params") or {})
+    if request.get("method") == "elicitation/create":
+        mode = params.get("mode", "form")
+        if mode == "url":
+            if version < "2025-11-25":
+                raise ClientCannotAnswer(
+                    f"URL elicitation needs protocol 2025-11-25; this session speaks {version}"
+                )
+            params["elicitationId"] = uuid.uuid4().hex
+        elif version < "2025-11-25":
+            params.pop("mode", None)  # form mode was implicit before 2025-11-25
+    return params
+
+
+async def _ask(call: Any, requests: Mapping[str, Mapping[str, Any]], wire: dict[str, dict[str, Any]],
+               single: str | None) -> Any:
+    from ..kinds import kind_for
+    from .legacy import ClientError
+
+    session = call.session
+    timeout = session.ask_timeout
+    sent: dict[str, tuple[int, asyncio.Future[Any]]] = {}
+    if call.asks is None:
+        call.asks = set()
+    try:
+        for key, request in requests.items():
+            rid, fut = session.request(request["method"], wire[key], call.send)
+            sent[key] = (rid, fut)
+            call.asks.add(fut)
+        futures = [fut for _, fut in sent.values()]
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.wait(futures)
+        except TimeoutError:
+            raise AskTimeout(f"The client did not answer within {timeout:g} s") from None
+        answers: dict[str, Any] = {}
+        for key, (_, fut) in sent.items():
+            if fut.cancelled():
+                raise asyncio.CancelledError
+            exc = fut.exception()
+            if isinstance(exc, ClientError):
+                raise AskRejected(key, exc.error)
+            raw = fut.result()
+            try:
+                answers[key] = kind_for(requests[key]).read_answer(requests[key], raw)
+            except ValueError as err:
+                raise invalid_params(f"Invalid input response for '{key}': {err}") from None
+        return answers[single] if single is not None else answers
+    finally:
+        for rid, fut in sent.values():
+            call.asks.discard(fut)
+            if not fut.done():
+                fut.cancel()
+                session.forget(rid)
+                if not session.closed:
+                    # Tell the client to stop asking its user: nobody waits for the answer now.
+                    call.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                               "params": {"requestId": rid, "reason": "no longer needed"}})
+
+
+__all__ = ["AskError", "AskRejected", "AskTimeout", "ClientCannotAnswer", "ask_back_channel"]

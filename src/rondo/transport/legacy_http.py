@@ -1,0 +1,434 @@
+"""Streamable HTTP for handshake-era (2025-11-25 and older) sessions, beside the 2026-07-28 wire.
+
+`HttpApp` routes here what its era check calls legacy: POSTs carrying `Mcp-Session-Id` or an
+`initialize` without modern `_meta`, and every GET and DELETE.
+
+- POST `initialize` opens a session and answers with its `Mcp-Session-Id`.
+- POST request: answered with one JSON body, or, once the handler emits something (progress, a
+  log line, a server-to-client request), with an SSE stream ending in the response. Every event
+  has an id `<stream>_<seq>`; clients on 2025-11-25 first get a priming event (id, empty data,
+  `retry`) so they can resume the stream with `Last-Event-ID` if it breaks or the server ends it
+  early (`rondo.server.legacy.close_stream`, SSE polling).
+- POST of a notification or of a response to one of our requests: 202.
+- GET: the session's standalone stream (list changes, resource updates), or, with
+  `Last-Event-ID`, the replay and continuation of the stream that id belongs to.
+- DELETE: ends the session.
+
+A dropped connection does not cancel the request (2025-11-25: only `notifications/cancelled`
+does); what it would have received waits in a bounded replay buffer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..server.dispatch import error_response
+from ..server.legacy import (
+    SESSION_NOT_FOUND,
+    LegacyCall,
+    LegacyConfig,
+    LegacyDialect,
+    LegacySession,
+    is_legacy_start,
+)
+from ..wire.errors import INVALID_REQUEST, McpError
+from ..wire.meta import LEGACY_VERSIONS
+
+if TYPE_CHECKING:
+    from .http import HttpApp
+
+log = logging.getLogger("rondo.http.legacy")
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Headers = dict[bytes, list[bytes]]
+
+_encode = msgspec.json.encode
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
+REPLAY_LIMIT = 256  # events kept per request stream for Last-Event-ID replay
+STANDALONE_REPLAY = 64  # events kept on the standalone GET stream
+DETACHED_LIMIT = 16  # unfinished request streams a session keeps after their connection dropped
+POLLING_VERSION = "2025-11-25"  # priming events and retry hints start here
+
+
+class Stream:
+    """One SSE stream of a session: its numbered events, and the connection writing them, if any."""
+
+    __slots__ = ("number", "seq", "events", "conn", "final")
+
+    def __init__(self, number: int, limit: int) -> None:
+        self.number = number
+        self.seq = 0
+        self.events: deque[tuple[int, bytes]] = deque(maxlen=limit)
+        self.conn: Conn | None = None
+        self.final = False
+
+    def event_id(self, seq: int) -> str:
+        return f"{self.number}_{seq}"
+
+    def push(self, msg: dict[str, Any]) -> None:
+        self.seq += 1
+        frame = b"id: " + self.event_id(self.seq).encode() + b"\nevent: message\ndata: " + _encode(msg) + b"\n\n"
+        self.events.append((self.seq, frame))
+        if self.conn is not None:
+            self.conn.poke()
+
+    def finish(self) -> None:
+        self.final = True
+        if self.conn is not None:
+            self.conn.poke()
+
+    def after(self, seq: int) -> list[bytes]:
+        return [frame for s, frame in self.events if s > seq]
+
+
+class Conn:
+    """An HTTP response currently writing a stream."""
+
+    __slots__ = ("sent", "wake", "detach", "gone")
+
+    def __init__(self, sent: int) -> None:
+        self.sent = sent
+        self.wake: asyncio.Future[None] | None = None
+        self.detach = False  # end the response early (polling, replaced, session over)
+        self.gone = False  # the client went away
+
+    def poke(self) -> None:
+        wake = self.wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+
+class HttpState:
+    """Per-session HTTP state: its streams and how many connections are live."""
+
+    __slots__ = ("streams", "next_stream", "standalone", "live", "closed")
+
+    def __init__(self) -> None:
+        self.streams: dict[int, Stream] = {}
+        self.next_stream = 0
+        self.standalone: Stream | None = None
+        self.live = 0
+        self.closed = False
+
+    def open_stream(self, limit: int = REPLAY_LIMIT) -> Stream:
+        self.next_stream += 1
+        stream = Stream(self.next_stream, limit)
+        self.streams[stream.number] = stream
+        if len(self.streams) > DETACHED_LIMIT * 4:
+            self._trim()
+        return stream
+
+    def _trim(self) -> None:
+        """Forget the oldest request streams nobody is reading (their clients never came back)."""
+        detached = [s for s in self.streams.values() if s.conn is None and s is not self.standalone]
+        for stream in detached[: max(0, len(detached) - DETACHED_LIMIT)]:
+            del self.streams[stream.number]
+
+    def notify(self, msg: dict[str, Any]) -> None:
+        if self.standalone is not None:
+            self.standalone.push(msg)
+
+    def close(self, _session: LegacySession) -> None:
+        self.closed = True
+        for stream in self.streams.values():
+            if stream.conn is not None:
+                stream.conn.detach = True
+                stream.conn.poke()
+        self.streams.clear()
+
+
+class _Exchange:
+    """One POST request's answer while the handler runs: JSON until it emits, then a stream."""
+
+    __slots__ = ("stream", "wake", "detach", "done")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.stream: Stream | None = None
+        self.wake: asyncio.Future[None] = loop.create_future()
+        self.detach = False
+        self.done = False
+
+    def poke(self) -> None:
+        if not self.wake.done():
+            self.wake.set_result(None)
+
+
+class LegacyHttp:
+    """The legacy half of one `HttpApp` endpoint."""
+
+    def __init__(self, app: HttpApp, config: LegacyConfig | None = None) -> None:
+        self.app = app
+        self.dialect = LegacyDialect(app.server, config)
+        self.config = self.dialect.config
+        self.keepalive = app.keepalive
+
+    @property
+    def sessions(self) -> Any:
+        return self.dialect.sessions
+
+    async def shutdown(self) -> None:
+        self.dialect.close_all()
+
+    async def handle_http(self, scope: dict[str, Any], receive: Receive, send: Send,
+                          headers: Headers, msg: dict[str, Any] | None) -> None:
+        method = scope["method"]
+        sid = _header(headers, b"mcp-session-id")
+        if method == "POST" and msg is not None:
+            if sid is None:
+                await self._sessionless(msg, send)
+                return
+        elif sid is None:
+            await _error(send, 400, None, McpError(-32000, "Bad Request: Mcp-Session-Id header is required"))
+            return
+        session = self.dialect.sessions.get(sid)
+        if session is None or session.transport is None:
+            rid = msg.get("id") if msg is not None else None
+            await _error(send, 404, rid if _id_ok(rid) else None, McpError(SESSION_NOT_FOUND, "Session not found"))
+            return
+        version = _header(headers, b"mcp-protocol-version")
+        if version is not None and version not in LEGACY_VERSIONS:
+            await _error(send, 400, None, McpError(
+                INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version!r} for this session"))
+            return
+        if method == "DELETE":
+            self.dialect.end(session)
+            await _plain(send, 200)
+        elif method == "GET":
+            await self._get(session, headers, receive, send)
+        else:
+            assert msg is not None
+            await self._post(session, msg, scope, receive, send)
+
+    # -- POST --------------------------------------------------------------------------------
+
+    async def _sessionless(self, msg: dict[str, Any], send: Send) -> None:
+        rid = msg.get("id")
+        if not is_legacy_start(msg):
+            await _error(send, 400, rid if _id_ok(rid) else None, McpError(
+                -32000, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
+            return
+        session, response = self.dialect.initialize(msg)
+        if session is None:
+            code = response["error"]["code"]
+            await _json(send, 503 if code == -32000 else 400, response)
+            return
+        state = HttpState()
+        session.transport = state
+        session.outlet = state.notify
+        session.on_close = state.close
+        await _json(send, 200, response, [(b"mcp-session-id", session.id.encode())])
+
+    async def _post(self, session: LegacySession, msg: dict[str, Any], scope: dict[str, Any],
+                    receive: Receive, send: Send) -> None:
+        if "method" not in msg:
+            if "id" in msg and ("result" in msg or "error" in msg):
+                session.deliver(msg)
+                await _plain(send, 202)
+                return
+            await _error(send, 400, None, McpError(INVALID_REQUEST, "Invalid Request: method must be a string"))
+            return
+        if "id" not in msg:
+            self.dialect.notification(session, msg)
+            await _plain(send, 202)
+            return
+        rid = msg["id"]
+        if _id_ok(rid) and session.inflight and rid in session.inflight:
+            await _error(send, 400, None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}"))
+            return
+        await self._request(session, msg, scope, receive, send)
+
+    async def _request(self, session: LegacySession, msg: dict[str, Any], scope: dict[str, Any],
+                       receive: Receive, send: Send) -> None:
+        loop = asyncio.get_running_loop()
+        state: HttpState = session.transport
+        box = _Exchange(loop)
+
+        def ensure_stream() -> Stream:
+            if box.stream is None:
+                box.stream = state.open_stream()
+            return box.stream
+
+        def push(note: dict[str, Any]) -> None:
+            if box.done or state.closed:
+                return
+            ensure_stream().push(note)
+            box.poke()
+
+        def closer() -> None:
+            if box.done or state.closed:
+                return
+            stream = ensure_stream()
+            box.detach = True
+            if stream.conn is not None:
+                stream.conn.detach = True
+                stream.conn.poke()
+            box.poke()
+
+        call = LegacyCall(session, push, closer)
+        task = loop.create_task(self.dialect.answer(session, msg, call, scope.get("auth")))
+        self.dialect.track(session, msg["id"], task)
+
+        def finished(t: asyncio.Task[Any]) -> None:
+            stream = box.stream
+            if stream is not None and not state.closed:
+                response = None if t.cancelled() else t.result()
+                if response is not None:
+                    stream.push(response)
+                stream.finish()
+            box.done = True
+            box.poke()
+
+        task.add_done_callback(finished)
+        await box.wake
+        stream = box.stream
+        if stream is None:
+            if not task.done():  # the session ended under us
+                await _error(send, 404, None, McpError(SESSION_NOT_FOUND, "Session not found"))
+                return
+            response = None if task.cancelled() else task.result()
+            if response is None:
+                response = error_response(msg.get("id"), McpError(-32603, "Request cancelled"))
+            await _json(send, 200, response)
+            return
+        first = b""
+        if session.version >= POLLING_VERSION:
+            first = _priming(stream, 0, self.config.retry_ms)
+        await self._pump(state, stream, Conn(0), receive, send, first, detach=box.detach)
+
+    # -- GET ---------------------------------------------------------------------------------
+
+    async def _get(self, session: LegacySession, headers: Headers, receive: Receive, send: Send) -> None:
+        accept = _header(headers, b"accept")
+        if accept is not None and "text/event-stream" not in accept and "*/*" not in accept:
+            await _error(send, 406, None, McpError(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"))
+            return
+        state: HttpState = session.transport
+        last = _header(headers, b"last-event-id")
+        stream, sent = (None, 0)
+        if last is not None:
+            stream, sent = _resume_point(state, last)
+        first = b""
+        if stream is None:
+            stream = state.standalone
+            if stream is None:
+                stream = state.standalone = state.open_stream(STANDALONE_REPLAY)
+            sent = stream.seq
+            if session.version >= POLLING_VERSION:
+                first = _priming(stream, stream.seq, self.config.retry_ms)
+        await self._pump(state, stream, Conn(sent), receive, send, first)
+
+    # -- writing a stream ----------------------------------------------------------------------
+
+    async def _pump(self, state: HttpState, stream: Stream, conn: Conn, receive: Receive, send: Send,
+                    first: bytes, *, detach: bool = False) -> None:
+        """Write `stream` to this response from `conn.sent` on, until it ends or we let go."""
+        old = stream.conn
+        if old is not None:  # a newer connection takes the stream over
+            old.detach = True
+            old.poke()
+        stream.conn = conn
+        conn.detach = detach
+        loop = asyncio.get_running_loop()
+        watcher = loop.create_task(_watch(receive, conn))
+        state.live += 1
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            if first:
+                await send({"type": "http.response.body", "body": first, "more_body": True})
+            while True:
+                if conn.gone:
+                    return
+                frames = stream.after(conn.sent)
+                if frames:
+                    conn.sent = stream.seq
+                    await send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
+                if stream.final and conn.sent >= stream.seq:
+                    if state.streams.get(stream.number) is stream:
+                        del state.streams[stream.number]  # delivered: nothing left to replay
+                    break
+                if conn.detach or state.closed or stream.conn is not conn:
+                    break
+                conn.wake = loop.create_future()
+                try:
+                    await asyncio.wait_for(asyncio.shield(conn.wake), self.keepalive)
+                except TimeoutError:
+                    await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            conn.gone = True
+        finally:
+            state.live -= 1
+            watcher.cancel()
+            if stream.conn is conn:
+                stream.conn = None
+
+
+async def _watch(receive: Receive, conn: Conn) -> None:
+    with contextlib.suppress(Exception):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                conn.gone = True
+                conn.poke()
+                return
+
+
+def _resume_point(state: HttpState, last: str) -> tuple[Stream | None, int]:
+    number, _, seq = last.partition("_")
+    try:
+        stream = state.streams.get(int(number))
+        position = int(seq)
+    except ValueError:
+        return None, 0
+    if stream is None or position < 0 or position > stream.seq:
+        return None, 0
+    return stream, position
+
+
+def _priming(stream: Stream, seq: int, retry_ms: int) -> bytes:
+    return b"id: " + stream.event_id(seq).encode() + b"\nretry: " + str(retry_ms).encode() + b"\ndata: \n\n"
+
+
+def _header(headers: Headers, name: bytes) -> str | None:
+    values = headers.get(name)
+    if not values:
+        return None
+    return values[0].decode("latin-1").strip()
+
+
+def _id_ok(rid: Any) -> bool:
+    return rid is not None and not isinstance(rid, bool) and isinstance(rid, str | int)
+
+
+async def _json(send: Send, status: int, body: dict[str, Any],
+                extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    data = _encode(body)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    if extra:
+        headers.extend(extra)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _error(send: Send, status: int, rid: Any, exc: McpError) -> None:
+    await _json(send, status, error_response(rid, exc))
+
+
+async def _plain(send: Send, status: int) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+__all__ = ["LegacyHttp", "HttpState", "Stream"]
