@@ -88,6 +88,7 @@ class HttpApp:
         max_body: int = DEFAULT_MAX_BODY,
         allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS,
         keepalive: float = KEEPALIVE_SECONDS,
+        legacy: Any = True,
     ) -> None:
         if not isinstance(max_body, int) or max_body < 1:
             raise ValueError("max_body must be a positive number of bytes")
@@ -99,7 +100,12 @@ class HttpApp:
             None if allowed_hosts is None else frozenset(_hostname(h) for h in allowed_hosts)
         )
         self.keepalive = keepalive
-        self.legacy: Any = None  # the 2025-11-25 dialect plugs in here
+        # The 2025-11-25 era (sessions): True for the defaults, a LegacyConfig, or False for none.
+        self.legacy: Any = None
+        if legacy:
+            from .legacy_http import LegacyHttp
+
+            self.legacy = LegacyHttp(self, None if legacy is True else legacy)
 
     # -- ASGI entry --------------------------------------------------------------------------
 
