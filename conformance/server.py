@@ -24,6 +24,7 @@ from rondo.content import (
     text,
     user,
 )
+from rondo.server.legacy import close_stream
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -113,6 +114,14 @@ async def test_tool_with_logging(ctx: rondo.Context) -> str:
         await ctx.info(message)
         await asyncio.sleep(0.05)
     return "Tool with logging executed successfully"
+
+
+@server.tool
+async def test_reconnection(ctx: rondo.Context) -> str:
+    """Ends its SSE stream mid-call; the result arrives when the client resumes (2025-11-25)."""
+    close_stream(ctx)  # SSE polling: the client reconnects with Last-Event-ID
+    await asyncio.sleep(0.1)
+    return "Reconnection test completed successfully"
 
 
 JSON_SCHEMA_2020_12 = {
