@@ -188,6 +188,7 @@ def test_no_keys_means_one_random_key_per_process_with_one_warning(
     assert "RONDO_STATE_KEYS" in warnings[0].getMessage()
 
 
+@pytest.mark.slow
 def test_the_random_key_differs_between_processes():
     code = (
         "import types, rondo.state as s\n"
@@ -203,6 +204,7 @@ def test_the_random_key_differs_between_processes():
         node().open_for(ctx(), token)
 
 
+@pytest.mark.slow
 def test_generated_env_entries_are_valid():
     out = subprocess.run([sys.executable, "-m", "rondo.state", "k2026"], capture_output=True,
                          text=True, check=True)

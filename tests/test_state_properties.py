@@ -17,7 +17,7 @@ from rondo.server.context import Context
 from rondo.wire.errors import McpError
 
 KEYS = [("k1", b"1" * 32), ("k2", b"2" * 32)]
-SETTINGS = settings(max_examples=300, deadline=None,
+SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 scalars = (

@@ -223,8 +223,8 @@ def test_redis_store_configuration_errors():
 
 
 def test_redis_store_failures_surface_as_errors():
+    redis = pytest.importorskip("redis")
     store = state.RedisReplayStore(url="redis://127.0.0.1:1/0")  # nothing listens on port 1
-    import redis
 
     with pytest.raises(redis.ConnectionError):
         open_with(store, once_token())

@@ -62,7 +62,7 @@ def require_cryptography() -> None:
 def check_store(store: Any) -> ReplayStore:
     if not callable(getattr(store, "consume", None)):
         raise TypeError("replay_store must have a consume(token_id, ttl) -> bool method")
-    return store  # type: ignore[no-any-return]
+    return store
 
 
 class StatePolicy:
