@@ -41,6 +41,7 @@ class StdioSession:
         self.inflight: dict[Any, asyncio.Task[Any]] = {}
         self.listeners: set[Any] = set()
         self._handle = server.core.handle
+        self.legacy: Any = None  # a PipeSession once a handshake-era client sends initialize
 
     def send(self, message: dict[str, Any]) -> None:
         self._write(_encode(message) + b"\n")
@@ -57,6 +58,8 @@ class StdioSession:
         if not isinstance(msg, dict):
             self.send(error_response(None, McpError(INVALID_REQUEST, "Invalid Request: expected a JSON object")))
             return
+        if (self.legacy is not None or msg.get("method") == "initialize") and self._legacy(msg):
+            return
         if "id" not in msg:
             self._notification(msg)
             return
@@ -70,6 +73,28 @@ class StdioSession:
             if msg.get("method") == "subscriptions/listen":
                 self.listeners.add(rid)
             task.add_done_callback(lambda _t, rid=rid: self._done(rid))
+
+    def _legacy(self, msg: dict[str, Any]) -> bool:
+        """Serve handshake-era messages: `initialize` opens the session, later ones use it.
+
+        Messages carrying modern `_meta` stay on the 2026-07-28 path either way.
+        """
+        from ..server.legacy import PipeSession, has_modern_meta, is_legacy_start
+
+        if self.legacy is None:
+            if not is_legacy_start(msg):
+                return False
+            legacy = PipeSession(self.server, self.send, auth=self.auth)
+            self.send(legacy.start(msg))
+            if legacy.session is not None:
+                self.legacy = legacy
+            else:
+                legacy.close()
+            return True
+        if has_modern_meta(msg):
+            return False
+        self.legacy.feed(msg)
+        return True
 
     def _done(self, rid: Any) -> None:
         self.inflight.pop(rid, None)
@@ -93,6 +118,8 @@ class StdioSession:
 
     async def drain(self) -> None:
         """At end of input: finish what is running, end listen streams."""
+        if self.legacy is not None:
+            await self.legacy.drain()
         for rid in list(self.listeners):
             task = self.inflight.get(rid)
             if task is not None:
