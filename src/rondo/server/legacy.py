@@ -607,6 +607,9 @@ def _valid_id(rid: Any) -> bool:
 # -- one session over a message pipe (stdio, memory) -----------------------------------------
 
 
+NOT_LEGACY = object()
+
+
 class PipeSession:
     """Serves one legacy session over an ordered message pipe: stdio's lines, a memory link.
 
@@ -629,8 +632,12 @@ class PipeSession:
             session.outlet = self._write
         return response
 
-    def feed(self, msg: dict[str, Any]) -> asyncio.Task[Any] | None:
-        """Take one message after `initialize`; requests return their running task."""
+    def feed(self, msg: dict[str, Any], send: Send | None = None) -> asyncio.Task[Any] | None:
+        """Take one message after `initialize`; requests return their running task.
+
+        `send` receives what the request produces (notifications, requests to the client, the
+        response); by default the pipe's own `write`.
+        """
         session = self.session
         assert session is not None
         if "method" not in msg:
@@ -648,7 +655,7 @@ class PipeSession:
         if _valid_id(rid) and session.inflight and rid in session.inflight:
             self._write(error_response(None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}")))
             return None
-        call = LegacyCall(session, self._write)
+        call = LegacyCall(session, send or self._write)
         task = asyncio.ensure_future(self._run(session, msg, call))
         self.dialect.track(session, rid, task)
         return task
@@ -656,7 +663,43 @@ class PipeSession:
     async def _run(self, session: LegacySession, msg: dict[str, Any], call: LegacyCall) -> None:
         response = await self.dialect.answer(session, msg, call, self.auth)
         if response is not None and not session.closed:
-            self._write(response)
+            call.send(response)
+
+    async def exchange(self, msg: dict[str, Any], on_message: Send) -> Any:
+        """One message in, its response out (None for notifications and answers), for in-process
+        links. Returns `NOT_LEGACY` when the message belongs on the 2026-07-28 path."""
+        if self.session is None:
+            return self.start(msg) if is_legacy_start(msg) else NOT_LEGACY
+        if has_modern_meta(msg):
+            return NOT_LEGACY
+        rid = msg.get("id")
+        if "method" not in msg or "id" not in msg:
+            self.feed(msg)
+            return None
+        box: list[dict[str, Any]] = []
+
+        def send(out: dict[str, Any]) -> None:
+            if "method" not in out and out.get("id") == rid:
+                box.append(out)
+            else:
+                on_message(out)
+
+        task = self.feed(msg, send)
+        if task is None:  # refused at once (a duplicate id, a second initialize)
+            return None
+        await task
+        return box[0] if box else None
+
+    async def drain(self) -> None:
+        """End of input: questions to the client can no longer be answered; finish the rest."""
+        session = self.session
+        if session is not None:
+            if session.pending:
+                for fut in session.pending.values():
+                    fut.cancel()
+            if session.inflight:
+                await asyncio.gather(*session.inflight.values(), return_exceptions=True)
+        self.close()
 
     def close(self) -> None:
         """The client is gone: cancel what waits on it."""
