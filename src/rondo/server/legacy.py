@@ -648,12 +648,13 @@ class PipeSession:
             self.dialect.notification(session, msg)
             return None
         rid = msg["id"]
+        out = send or self._write
         if msg.get("method") == "initialize":
-            self._write(error_response(rid if _valid_id(rid) else None, McpError(
+            out(error_response(rid if _valid_id(rid) else None, McpError(
                 INVALID_REQUEST, "Invalid Request: the session is already initialized")))
             return None
         if _valid_id(rid) and session.inflight and rid in session.inflight:
-            self._write(error_response(None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}")))
+            out(error_response(None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}")))
             return None
         call = LegacyCall(session, send or self._write)
         task = asyncio.ensure_future(self._run(session, msg, call))
@@ -685,9 +686,8 @@ class PipeSession:
                 on_message(out)
 
         task = self.feed(msg, send)
-        if task is None:  # refused at once (a duplicate id, a second initialize)
-            return None
-        await task
+        if task is not None:  # None: refused at once (a duplicate id, a second initialize)
+            await task
         return box[0] if box else None
 
     async def drain(self) -> None:

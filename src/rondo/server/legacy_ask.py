@@ -136,13 +136,14 @@ async def _ask(call: Any, requests: Mapping[str, Mapping[str, Any]], wire: dict[
     finally:
         for rid, fut in sent.values():
             call.asks.discard(fut)
-            if not fut.done():
-                fut.cancel()
-                session.forget(rid)
-                if not session.closed:
-                    # Tell the client to stop asking its user: nobody waits for the answer now.
-                    call.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                               "params": {"requestId": rid, "reason": "no longer needed"}})
+            if fut.done() and not fut.cancelled():
+                continue  # answered
+            fut.cancel()
+            session.forget(rid)
+            if not session.closed:
+                # Tell the client to stop asking its user: nobody waits for the answer now.
+                call.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                           "params": {"requestId": rid, "reason": "no longer needed"}})
 
 
 __all__ = ["AskError", "AskRejected", "AskTimeout", "ClientCannotAnswer", "ask_back_channel"]
