@@ -1,0 +1,535 @@
+"""rondo vs the official `mcp` SDK and `fastmcp`, side by side, in one run.
+
+    bash scripts/bench.sh                      # or: .venv/bin/python benchmarks/run.py
+    .venv/bin/python benchmarks/run.py --targets rondo,mcp --duration 3
+
+For each target (one server process, JSON responses, 2026-07-28 wire):
+  * HTTP `add`: wrk (benchmarks/wrk/post.lua) after a warm-up; requests/s, p50/p99 latency.
+  * HTTP `ask_color`: the two-leg MRTR flow (benchmarks/wrk/mrtr.lua); flows/s.
+  * peak RSS: VmHWM of the server after both loads; idle RSS (VmRSS) once ready.
+  * stdio `add`: a driver sends N sequential `tools/call` requests; requests/s.
+  * cold start: median over several spawns of spawn -> first `tools/list` answer over stdio.
+The server is pinned to CPU 0 and the load generator (wrk or this driver) to CPU 1 so they do not
+starve each other on a 2-core machine. Prints one table and writes benchmarks/results/latest.md
+(+ latest.json). The anchors' venvs live in benchmarks/.anchors/ and are created on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+ANCHOR_VENVS = HERE / ".anchors"
+VERSION = "2026-07-28"
+# Same event loop and HTTP parser as rondo's venv, so the comparison is about the framework.
+ANCHOR_REQUIREMENTS = {
+    "mcp": ["mcp==2.3.0", "uvloop==0.23.0", "httptools==0.9.0"],
+    "fastmcp": ["fastmcp==4.1.6", "uvloop==0.23.0", "httptools==0.9.0"],
+}
+SERVER_CPU, LOAD_CPU = 0, 1
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    label: str
+    python: Path
+    script: Path
+
+    def command(self, *args: str) -> list[str]:
+        return [str(self.python), str(self.script), *args]
+
+
+TARGETS = {
+    "rondo": Target("rondo", "rondo", ROOT / ".venv/bin/python", HERE / "server.py"),
+    "mcp": Target(
+        "mcp", "mcp 2.3.0", ANCHOR_VENVS / "mcp/bin/python", HERE / "anchors/mcp_server.py"
+    ),
+    "fastmcp": Target(
+        "fastmcp",
+        "fastmcp 4.1.6",
+        ANCHOR_VENVS / "fastmcp/bin/python",
+        HERE / "anchors/fastmcp_server.py",
+    ),
+}
+
+
+@dataclass
+class Measured:
+    http_rps: float | None = None
+    http_p50_ms: float | None = None
+    http_p99_ms: float | None = None
+    http_bad: int | None = None
+    mrtr_flows_per_s: float | None = None
+    mrtr_bad: int | None = None
+    rss_idle_mb: float | None = None
+    rss_peak_mb: float | None = None
+    stdio_rps: float | None = None
+    cold_start_ms: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# -- messages --------------------------------------------------------------------------------
+
+
+def meta(capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+    }
+
+
+def request(id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": method,
+        "params": {**(params or {}), "_meta": meta()},
+    }
+
+
+ADD_PARAMS = {"name": "add", "arguments": {"a": 1, "b": 2}}
+ELICIT_CAPS = {"elicitation": {"form": {}}}
+
+
+def http_headers(method: str, name: str | None) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": VERSION,
+        "Mcp-Method": method,
+    }
+    if name:
+        headers["Mcp-Name"] = name
+    return headers
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+def pinned(cpu: int) -> Callable[[], None] | None:
+    if len(os.sched_getaffinity(0)) < 2:
+        return None
+
+    def pin() -> None:
+        os.sched_setaffinity(0, {cpu})
+
+    return pin
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def proc_status(pid: int, key: str) -> float | None:
+    """A kB field of /proc/PID/status, in MB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def post(port: int, message: dict[str, Any], name: str | None) -> dict[str, Any]:
+    body = json.dumps(message).encode()
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}/mcp", body, http_headers(message["method"], name)
+    )
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+def wait_http_ready(port: int, proc: subprocess.Popen[Any], timeout: float = 60) -> None:
+    """Poll until `add` answers correctly (also the correctness check of the fixture)."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode} before answering")
+        try:
+            answer = post(port, request(1, "tools/call", ADD_PARAMS), "add")
+            result = answer.get("result", {})
+            if result.get("content", [{}])[0].get("text") != "3":
+                raise RuntimeError(f"`add` answered wrongly: {answer}")
+            return
+        except (OSError, urllib.error.URLError) as exc:
+            last = exc
+            time.sleep(0.1)
+    raise RuntimeError(f"server did not answer within {timeout} s ({last})")
+
+
+# -- HTTP with wrk ---------------------------------------------------------------------------
+
+
+def wrk(
+    script: str, port: int, env: dict[str, str], args: argparse.Namespace, seconds: float
+) -> str:
+    threads = args.connections  # one connection per thread keeps MRTR legs ordered
+    cmd = [
+        "wrk",
+        f"-t{threads}",
+        f"-c{args.connections}",
+        f"-d{max(1, round(seconds))}s",
+        "--latency",
+        "-s",
+        str(HERE / "wrk" / script),
+        f"http://127.0.0.1:{port}/mcp",
+    ]
+    done = subprocess.run(
+        cmd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        preexec_fn=pinned(LOAD_CPU),
+        timeout=seconds + 60,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed: {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout
+
+
+def parse_ms(value: str) -> float:
+    number, unit = re.match(r"([\d.]+)(\w+)", value).groups()  # type: ignore[union-attr]
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def wrk_numbers(output: str) -> dict[str, float]:
+    found: dict[str, float] = {}
+    if m := re.search(r"Requests/sec:\s+([\d.]+)", output):
+        found["rps"] = float(m.group(1))
+    for pct in ("50", "99"):
+        if m := re.search(rf"^\s+{pct}%\s+(\S+)", output, re.M):
+            found[f"p{pct}"] = parse_ms(m.group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    errors = re.search(r"Socket errors:.*", output)
+    found["non2xx"] = float(non2xx.group(1)) if non2xx else 0.0
+    found["socket_errors"] = (
+        float(sum(int(n) for n in re.findall(r"\d+", errors.group(0)))) if errors else 0.0
+    )
+    for key in ("bad_responses", "flows", "bad", "duration_us"):
+        if m := re.search(rf"\b{key} (\d+)", output):
+            found[key] = float(m.group(1))
+    return found
+
+
+def measure_http(target: Target, args: argparse.Namespace, out: Measured) -> None:
+    port = free_port()
+    log = open(RESULTS / f"{target.name}-http.log", "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        target.command("http", str(port)),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        preexec_fn=pinned(SERVER_CPU),
+        cwd=ROOT,
+    )
+    try:
+        wait_http_ready(port, proc)
+        out.rss_idle_mb = proc_status(proc.pid, "VmRSS")
+        add_env = {
+            "WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
+            "WRK_HEADERS": "\n".join(
+                f"{k}: {v}" for k, v in http_headers("tools/call", "add").items()
+            ),
+        }
+        wrk("post.lua", port, add_env, args, args.warmup)
+        numbers = wrk_numbers(wrk("post.lua", port, add_env, args, args.duration))
+        out.http_rps = numbers.get("rps")
+        out.http_p50_ms, out.http_p99_ms = numbers.get("p50"), numbers.get("p99")
+        out.http_bad = int(
+            numbers.get("bad_responses", 0) + numbers["non2xx"] + numbers["socket_errors"]
+        )
+        if not args.skip_mrtr:
+            mrtr_env = {
+                "WRK_META": json.dumps(meta(ELICIT_CAPS)),
+                "WRK_HEADERS": "\n".join(
+                    f"{k}: {v}" for k, v in http_headers("tools/call", "ask_color").items()
+                ),
+            }
+            wrk("mrtr.lua", port, mrtr_env, args, args.warmup)
+            numbers = wrk_numbers(wrk("mrtr.lua", port, mrtr_env, args, args.duration))
+            if numbers.get("duration_us"):
+                out.mrtr_flows_per_s = numbers.get("flows", 0) / (numbers["duration_us"] / 1e6)
+            out.mrtr_bad = int(numbers.get("bad", 0) + numbers["non2xx"] + numbers["socket_errors"])
+        out.rss_peak_mb = proc_status(proc.pid, "VmHWM")
+    finally:
+        stop(proc)
+        log.close()
+
+
+# -- stdio -----------------------------------------------------------------------------------
+
+
+class StdioServer:
+    """A server subprocess spoken to with newline-delimited JSON-RPC."""
+
+    def __init__(self, target: Target, log_name: str) -> None:
+        self.log = open(RESULTS / log_name, "ab")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(
+            target.command("stdio"),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            preexec_fn=pinned(SERVER_CPU),
+            cwd=ROOT,
+        )
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line)
+        self.proc.stdin.flush()
+
+    def answer(self, id: int) -> dict[str, Any]:
+        """Read lines (skipping notifications and other ids) until the answer to `id`."""
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed stdout (exit {self.proc.poll()})")
+            message = json.loads(line)
+            if message.get("id") == id and ("result" in message or "error" in message):
+                return message
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            stop(self.proc)
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.log.close()
+
+
+def add_line(id: int) -> bytes:
+    return json.dumps(request(id, "tools/call", ADD_PARAMS), separators=(",", ":")).encode() + b"\n"
+
+
+def measure_stdio(target: Target, args: argparse.Namespace, out: Measured) -> None:
+    server = StdioServer(target, f"{target.name}-stdio.log")
+    try:
+        for i in range(1, 201):  # warm-up
+            server.send(add_line(i))
+            server.answer(i)
+        lines = [add_line(1000 + i) for i in range(args.stdio_requests)]
+        start = time.perf_counter()
+        for i, line in enumerate(lines):
+            server.send(line)
+            answer = server.answer(1000 + i)
+            if "result" not in answer:
+                raise RuntimeError(f"stdio `add` failed: {answer}")
+        out.stdio_rps = args.stdio_requests / (time.perf_counter() - start)
+        if answer["result"]["content"][0]["text"] != "3":
+            raise RuntimeError(f"stdio `add` answered wrongly: {answer}")
+    finally:
+        server.close()
+
+
+def measure_cold_start(target: Target, args: argparse.Namespace, out: Measured) -> None:
+    """Spawn -> first `tools/list` answer; every target speaks 2026-07-28 directly (no handshake)."""
+    line = json.dumps(request(1, "tools/list")).encode() + b"\n"
+    times = []
+    for run in range(args.cold_runs + 1):  # the first spawn only warms the file cache
+        start = time.perf_counter()
+        server = StdioServer(target, f"{target.name}-cold.log")
+        try:
+            server.send(line)
+            answer = server.answer(1)
+            elapsed = time.perf_counter() - start
+        finally:
+            server.close()
+        if "result" not in answer or not answer["result"].get("tools"):
+            raise RuntimeError(f"tools/list failed: {answer}")
+        if run:
+            times.append(elapsed * 1000)
+    out.cold_start_ms = statistics.median(times)
+
+
+# -- set-up ----------------------------------------------------------------------------------
+
+
+def ensure_anchor(name: str) -> None:
+    venv = ANCHOR_VENVS / name
+    stamp = venv / ".requirements"
+    wanted = "\n".join(ANCHOR_REQUIREMENTS[name])
+    if stamp.exists() and stamp.read_text() == wanted and (venv / "bin/python").exists():
+        return
+    print(
+        f"setting up {venv.relative_to(ROOT)}: {', '.join(ANCHOR_REQUIREMENTS[name])}", flush=True
+    )
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         *ANCHOR_REQUIREMENTS[name]],
+        check=True,
+    )  # fmt: skip
+    stamp.write_text(wanted)
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def fmt(value: float | int | None, digits: int = 0) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def ratio(a: float | None, b: float | None, higher_is_better: bool = True) -> str:
+    if not a or not b:
+        return "n/a"
+    return f"{(a / b if higher_is_better else b / a):.2f}x"
+
+
+ROWS: list[tuple[str, str, int, bool, str]] = [
+    # label, field, digits, higher is better, target
+    ("HTTP `add` requests/s", "http_rps", 0, True, "rondo ≥ 3x mcp"),
+    ("HTTP `add` p50 latency (ms)", "http_p50_ms", 2, False, ""),
+    ("HTTP `add` p99 latency (ms)", "http_p99_ms", 2, False, ""),
+    ("HTTP `add` bad responses", "http_bad", 0, False, "0"),
+    ("HTTP MRTR `ask_color` flows/s", "mrtr_flows_per_s", 0, True, ""),
+    ("HTTP MRTR bad responses", "mrtr_bad", 0, False, "0"),
+    ("stdio `add` requests/s", "stdio_rps", 0, True, "rondo ≥ 3x mcp"),
+    ("cold start, stdio, median (ms)", "cold_start_ms", 0, False, "rondo ≤ 150 ms"),
+    ("RSS idle, HTTP (MB)", "rss_idle_mb", 1, False, ""),
+    ("peak RSS after HTTP load (MB)", "rss_peak_mb", 1, False, "rondo ≤ 40 MB"),
+]
+
+
+def table(results: dict[str, Measured]) -> str:
+    names = list(results)
+    header = ["metric", *(TARGETS[n].label for n in names)]
+    with_ratio = "rondo" in results and "mcp" in results
+    if with_ratio:
+        header.append("rondo vs mcp")
+    header.append("target")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, key, digits, higher, goal in ROWS:
+        cells = [label, *(fmt(getattr(results[n], key), digits) for n in names)]
+        if with_ratio:
+            rondo, mcp = getattr(results["rondo"], key), getattr(results["mcp"], key)
+            cells.append(ratio(rondo, mcp, higher) if "bad" not in key else "")
+        cells.append(goal)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, {platform.system()}"
+
+
+def report(results: dict[str, Measured], args: argparse.Namespace) -> str:
+    notes = [f"- {TARGETS[n].label}: {note}" for n, m in results.items() for note in m.notes]
+    pin = "server on CPU 0, wrk / stdio driver on CPU 1" if pinned(0) else "no pinning (1 CPU)"
+    return "\n".join(
+        [
+            f"# Benchmark results ({time.strftime('%Y-%m-%d %H:%M %Z')})",
+            "",
+            f"Machine: {machine()}. Pinning: {pin}.",
+            f"HTTP: wrk -t{args.connections} -c{args.connections}, {args.warmup:g} s warm-up then "
+            f"{args.duration:g} s measured, per workload. stdio: {args.stdio_requests} sequential "
+            f"requests after 200 warm-up. Cold start: median of {args.cold_runs} spawns. "
+            f"All targets: one process, JSON responses, the {VERSION} wire (per-request `_meta`, "
+            "no handshake, no session).",
+            "",
+            table(results),
+            *([""] + notes if notes else []),
+            "",
+        ]
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--targets", default="rondo,mcp,fastmcp")
+    parser.add_argument("--duration", type=float, default=5.0, help="seconds per measured run")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of warm-up per run")
+    parser.add_argument("--connections", type=int, default=2)
+    parser.add_argument("--stdio-requests", type=int, default=2000)
+    parser.add_argument("--cold-runs", type=int, default=10)
+    parser.add_argument("--skip-mrtr", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.md")
+    args = parser.parse_args(argv)
+
+    names = [n.strip() for n in args.targets.split(",") if n.strip()]
+    unknown = set(names) - set(TARGETS)
+    if unknown:
+        parser.error(f"unknown targets {sorted(unknown)}; choose from {sorted(TARGETS)}")
+    if shutil.which("wrk") is None:
+        parser.error("wrk is not installed (apt-get install -y wrk, or run scripts/bench.sh)")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if name in ANCHOR_REQUIREMENTS:
+            ensure_anchor(name)
+
+    results: dict[str, Measured] = {}
+    for name in names:
+        target, measured = TARGETS[name], Measured()
+        for step, fn in (
+            ("http", measure_http),
+            ("stdio", measure_stdio),
+            ("cold start", measure_cold_start),
+        ):
+            print(f"{target.label}: {step} ...", flush=True)
+            try:
+                fn(target, args, measured)
+            except Exception as exc:  # one broken step must not hide the others' figures
+                measured.notes.append(f"{step} failed: {exc}")
+                print(f"  {step} failed: {exc}", flush=True)
+        results[name] = measured
+
+    text = report(results, args)
+    print()
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    args.out.with_suffix(".json").write_text(
+        json.dumps({n: asdict(m) for n, m in results.items()}, indent=2)
+    )
+    print(f"written to {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    return 1 if any(m.notes for m in results.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

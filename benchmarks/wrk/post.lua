@@ -1,0 +1,36 @@
+-- One fixed JSON-RPC POST, repeated. Body and headers come from the environment:
+--   WRK_BODY     the request body
+--   WRK_HEADERS  "Name: value" lines
+-- Counts responses that are not HTTP 200 with a complete, non-error result ("bad_responses").
+wrk.method = "POST"
+wrk.body = os.getenv("WRK_BODY")
+for line in string.gmatch(os.getenv("WRK_HEADERS") or "", "[^\n]+") do
+  local name, value = string.match(line, "^([^:]+):%s*(.*)$")
+  if name then wrk.headers[name] = value end
+end
+
+local threads = {}
+
+function setup(thread)
+  table.insert(threads, thread)
+end
+
+function init(args)
+  bad = 0
+end
+
+function response(status, headers, body)
+  if status ~= 200
+    or not string.find(body, '"resultType"%s*:%s*"complete"')
+    or string.find(body, '"isError"%s*:%s*true') then
+    bad = bad + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local total = 0
+  for _, thread in ipairs(threads) do
+    total = total + (thread:get("bad") or 0)
+  end
+  io.write(string.format("bad_responses %d\n", total))
+end
