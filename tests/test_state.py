@@ -397,3 +397,11 @@ def test_lone_surrogates_in_params_still_bind():
     token = sealed(ctx=ctx_for(params))
     assert state.open(token, ctx_for(dict(params)), secret=SECRET, principal="alice")
     refused(token, ctx=ctx_for({"name": "t", "arguments": {"s": "\ud801"}}))
+
+
+def test_keys_may_be_given_as_lists_and_are_cached_by_content():
+    as_lists = [["k1", SECRET], ["k0", OTHER]]
+    as_tuples = [("k1", SECRET), ("k0", OTHER)]
+    token = state.seal({}, ctx_for(), keys=as_lists, principal=None)
+    assert state.open(token, ctx_for(), keys=as_tuples, principal=None) == {}
+    refused(token, keys=[("k1", OTHER)], principal=None)  # same ids, other secret: no cache mix-up

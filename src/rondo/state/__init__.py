@@ -71,10 +71,14 @@ def _keyring(secret: Any, keys: Any) -> Keyring:
         cache_key = ("secret", secret)
     elif secret is None and isinstance(keys, (list, tuple)):
         try:
-            cache_key = ("keys", tuple(tuple(pair) for pair in keys))
+            cache_key = ("keys", tuple(keys))
             hash(cache_key)
         except TypeError:
-            cache_key = None  # unhashable or malformed: let Keyring say what is wrong
+            try:  # pairs given as lists
+                cache_key = ("keys", tuple(map(tuple, keys)))
+                hash(cache_key)
+            except TypeError:
+                cache_key = None  # unhashable or malformed: let Keyring say what is wrong
     if cache_key is not None:
         found = _keyrings.get(cache_key)
         if found is not None:
