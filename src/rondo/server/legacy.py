@@ -21,7 +21,7 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -235,7 +235,7 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._by_id)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[LegacySession]:
         return iter(tuple(self._by_id.values()))
 
     def get(self, sid: str) -> LegacySession | None:
@@ -364,7 +364,7 @@ class LegacyCore(Core):
         self._workers = workers
         self._executor: ThreadPoolExecutor | None = None
 
-    def context(self, rid, method, params, env, emit, auth, era="legacy") -> Context:  # type: ignore[no-untyped-def, override]
+    def context(self, rid, method, params, env, emit, auth, era="legacy") -> Context:
         return Context(
             self.server,
             request_id=rid,
@@ -392,7 +392,7 @@ class LegacyCore(Core):
             self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="rondo-legacy")
         return await loop.run_in_executor(self._executor, lambda: fn(**kwargs))
 
-    async def dispatch(self, rid, method, params, env, *, emit=None, auth=None) -> dict[str, Any]:  # type: ignore[no-untyped-def, override]
+    async def dispatch(self, rid, method, params, env, *, emit=None, auth=None) -> dict[str, Any]:
         handler = self._methods.get(method)
         if handler is None:
             raise method_not_found(method)
@@ -414,17 +414,17 @@ class LegacyCore(Core):
 
     # -- legacy-only methods -----------------------------------------------------------------
 
-    async def _ping(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _ping(self, rid, method, params, env, emit, auth) -> dict[str, Any]:
         return {}
 
-    async def _set_level(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _set_level(self, rid, method, params, env, emit, auth) -> dict[str, Any]:
         level = params.get("level")
         if level not in LOG_LEVEL_RANK:
             raise invalid_params(f"Unknown log level {level!r}")
         env.session.log_level = level
         return {}
 
-    async def _subscribe(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _subscribe(self, rid, method, params, env, emit, auth) -> dict[str, Any]:
         if not self.server.capabilities().get("resources", {}).get("subscribe"):
             raise method_not_found(method)
         uri = params.get("uri")
@@ -581,6 +581,7 @@ class LegacyDialect:
         if loop is not None and threading.get_ident() != self._thread:
             loop.call_soon_threadsafe(self._fanout, kind, payload)
             return
+        note: dict[str, Any]
         if kind == "list_changed":
             note = {"jsonrpc": "2.0", "method": f"notifications/{payload}/list_changed"}
             for session in self.sessions:
