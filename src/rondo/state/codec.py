@@ -79,7 +79,11 @@ def canonical(value: Any) -> bytes:
 
 
 def binding(params: Mapping[str, Any], principal: str | None) -> bytes:
-    """What the MAC binds besides the claims: the principal and the salient params."""
+    """What the MAC binds besides the claims: the principal and the salient params.
+
+    The MAC input is `<token head> "\n" <binding>`. Canonical JSON never contains a raw newline
+    (both encoders escape control characters), so that split point is unambiguous.
+    """
     salient = {k: v for k, v in params.items() if k not in UNBOUND_PARAMS}
     return canonical([principal, salient])
 
