@@ -1,0 +1,164 @@
+"""rondo's client under the MCP conformance runner.
+
+The runner starts `python conformance/client.py URL` with MCP_CONFORMANCE_SCENARIO,
+MCP_CONFORMANCE_PROTOCOL_VERSION and (for some scenarios) MCP_CONFORMANCE_CONTEXT set. Each
+scenario below drives the mock server the way a real host would; exit 0 means "done", not
+"passed" (the runner judges the wire).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from rondo.client import Client, ElicitRequest, SampleRequest, form_defaults  # noqa: E402
+
+Scenario = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario(*names: str) -> Callable[[Scenario], Scenario]:
+    def register(fn: Scenario) -> Scenario:
+        for name in names:
+            SCENARIOS[name] = fn
+        return fn
+
+    return register
+
+
+def accept_defaults(request: ElicitRequest) -> dict[str, Any]:
+    """Accept a form with its schema defaults (what SEP-1034 asks a client to pre-fill)."""
+    return {"action": "accept", "content": form_defaults(request.requested_schema or {})}
+
+
+def sample(request: SampleRequest) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "conformance"}
+
+
+def stub_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Placeholder arguments of the right JSON type for every property of a tool."""
+    stubs = {"string": "us-west1", "integer": 1, "number": 1.5, "boolean": True}
+    props = schema.get("properties") or {}
+    return {k: stubs[p["type"]] for k, p in props.items() if isinstance(p, dict) and p.get("type") in stubs}
+
+
+@scenario("initialize")
+async def initialize(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version, name="rondo-conformance") as client:
+        await client.list_tools()
+
+
+@scenario("tools_call")
+async def tools_call(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version) as client:
+        tools = {t.name for t in await client.list_tools()}
+        if "add_numbers" in tools:
+            await client.call_tool("add_numbers", {"a": 5, "b": 3})
+
+
+@scenario("elicitation-sep1034-client-defaults")
+async def elicitation_defaults(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version, on_elicit=accept_defaults) as client:
+        await client.list_tools()
+        await client.call_tool("test_client_elicitation_defaults", {})
+
+
+@scenario("sse-retry")
+async def sse_retry(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version) as client:
+        await client.list_tools()
+        await client.call_tool("test_reconnection", {})
+
+
+@scenario("request-metadata")
+async def request_metadata(url: str, version: str, context: dict[str, Any]) -> None:
+    # Every handler installed, so every capability shows up in `_meta`.
+    async with Client(url, protocol=version, on_elicit=accept_defaults, on_sample=sample,
+                      on_roots=[{"uri": "file:///tmp", "name": "tmp"}]) as client:
+        await client.discover()
+        await client.list_tools()
+
+
+@scenario("sep-2322-client-request-state")
+async def request_state(url: str, version: str, context: dict[str, Any]) -> None:
+    def confirm(request: ElicitRequest) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirmed": True}}
+
+    async with Client(url, protocol=version, on_elicit=confirm) as client:
+        await client.list_tools()
+        # Pause the first call by hand so an unrelated call runs between its rounds: the
+        # unrelated call must carry no inputResponses or requestState.
+        pending = await client.call_tool("test_mrtr_echo_state", {}, manual=True)
+        await client.call_tool("test_mrtr_unrelated", {})
+        await client.resume(pending)
+        await client.call_tool("test_mrtr_no_state", {})
+        await client.call_tool("test_mrtr_no_result_type", {})
+
+
+@scenario("http-standard-headers")
+async def standard_headers(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version) as client:
+        for tool in await client.list_tools():
+            await client.call_tool(tool.name, {})
+        for resource in await client.list_resources():
+            await client.read_resource(resource.uri)
+        for prompt in await client.list_prompts():
+            await client.get_prompt(prompt.name, {})
+
+
+@scenario("http-custom-headers")
+async def custom_headers(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version) as client:
+        await client.list_tools()
+        for call in context.get("toolCalls", []):
+            await client.call_tool(call["name"], call.get("arguments") or {})
+
+
+@scenario("http-invalid-tool-headers")
+async def invalid_tool_headers(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version) as client:
+        for tool in await client.list_tools():  # the invalid ones are already dropped
+            await client.call_tool(tool.name, stub_arguments(tool.input_schema))
+
+
+@scenario("json-schema-ref-no-deref")
+async def ref_no_deref(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version) as client:
+        await client.list_tools()
+
+
+@scenario("json-schema-2020-12-preservation")
+async def schema_preservation(url: str, version: str, context: dict[str, Any]) -> None:
+    async with Client(url, protocol=version) as client:
+        tools = {t.name: t for t in await client.list_tools()}
+        source = tools.get("json_schema_2020_12_tool")
+        if source is not None and "json_schema_echo" in tools:
+            await client.call_tool("json_schema_echo", {"schema": source.input_schema})
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print("usage: client.py SERVER_URL", file=sys.stderr)
+        return 2
+    url = argv[-1]
+    name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "2026-07-28"
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    run = SCENARIOS.get(name)
+    if run is None:
+        # auth/* scenarios arrive with the authorization work; anything else is unknown.
+        print(f"scenario {name!r} is not supported by this client", file=sys.stderr)
+        return 1
+    asyncio.run(run(url, version, context))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,630 @@
+"""`rondo.Client`: one object per server, thin over a transport, the era and the input loop.
+
+    async with rondo.Client("http://127.0.0.1:8000/mcp", on_elicit=ask_user) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("book", {"date": "2026-08-01"})
+
+The target picks the transport: a `rondo.Server` object (in memory), an `http(s)://` URL
+(Streamable HTTP) or a command (stdio; a string is split like a shell would, a list is used
+as is). See docs/client.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import logging
+import shlex
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypeVar
+
+from rondo.client.cache import ResultCache
+from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
+from rondo.client.handlers import ElicitHandler, Handlers, RootsHandler, SampleHandler
+from rondo.client.headers import Binding, InvalidToolHeaders, header_bindings, param_headers
+from rondo.client.legacy import answer_server_request
+from rondo.client.loop import (
+    COMPLETE,
+    DEFAULT_MAX_ROUNDS,
+    INPUT_REQUIRED,
+    Unanswerable,
+    drive,
+    read_interim,
+    result_type,
+    retry_params,
+)
+from rondo.client.negotiate import check_legacy_version, choose_era, mutual_modern, supported_from
+from rondo.client.transports import Json, Transport
+from rondo.client.types import (
+    CallToolResult,
+    Completion,
+    DiscoverResult,
+    GetPromptResult,
+    InitializeResult,
+    InputRequired,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+    convert,
+)
+from rondo.wire.errors import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_VERSION, McpError
+from rondo.wire.meta import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    PROGRESS_TOKEN,
+    PROTOCOL_VERSION,
+    SUBSCRIPTION_ID,
+)
+
+log = logging.getLogger("rondo.client")
+_T = TypeVar("_T")
+MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_RESULT_TYPES = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
+                 "resources/read": ReadResourceResult}
+_LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
+                 "notifications/prompts/list_changed": "prompts/list",
+                 "notifications/resources/list_changed": "resources/list"}
+_MAX_PAGES = 10_000
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+
+
+def _version() -> str:
+    from rondo import __version__
+
+    return __version__
+
+
+class Client:
+    """An MCP client for one server. Use it as `async with Client(target, ...) as client:`.
+
+    Handlers (`on_elicit`, `on_sample`, `on_roots`, sync or async) answer what the server asks
+    for; only installed ones are declared as capabilities. `protocol` pins a version (a
+    2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
+    client probes with `server/discover` and falls back to the handshake. `max_rounds` and
+    `deadline` bound each input_required exchange; `timeout` bounds each request.
+    """
+
+    def __init__(
+        self,
+        target: Any,
+        *,
+        protocol: str | None = None,
+        name: str = "rondo-client",
+        version: str | None = None,
+        on_elicit: ElicitHandler | None = None,
+        on_sample: SampleHandler | None = None,
+        on_roots: RootsHandler | Collection[Any] | None = None,
+        elicit_modes: Collection[str] = ("form",),
+        sampling_tools: bool = False,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        deadline: float | None = None,
+        timeout: float | None = 60.0,
+        probe_timeout: float = 10.0,
+        headers: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: Any = None,
+        on_notification: Callable[[Json], Any] | None = None,
+    ) -> None:
+        if protocol not in (None, "auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
+            raise ValueError(f"unknown protocol version {protocol!r}")
+        self.protocol = None if protocol == "auto" else protocol
+        self.client_info: Json = {"name": name, "version": version or _version()}
+        self.handlers = Handlers(on_elicit=on_elicit, on_sample=on_sample, on_roots=on_roots,
+                                 elicit_modes=elicit_modes, sampling_tools=sampling_tools)
+        self.max_rounds = max_rounds
+        self.deadline = deadline
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self.on_notification = on_notification
+        self.transport: Transport = _make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr)
+        self.cache = ResultCache()
+        self.era: str | None = None  # "modern" or "legacy" once connected
+        self.protocol_version: str | None = None
+        self.server_info: Json | None = None
+        self.server_capabilities: Json = {}
+        self.instructions: str | None = None
+        self._ids = itertools.count(1)
+        self._progress: dict[Any, ProgressCallback] = {}
+        self._subscriptions: dict[Any, Subscription] = {}
+        self._tool_headers: dict[str, list[Binding]] = {}
+        self._bad_tools: dict[str, str] = {}
+        self._tools_listed = False
+        self._connected = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Start the transport and settle the era (probe, or the handshake when pinned legacy)."""
+        if self._connected:
+            return
+        await self.transport.start(self._on_incoming)
+        self._connected = True
+        try:
+            if self.protocol in MODERN_VERSIONS:
+                self._go_modern(self.protocol)
+            elif self.protocol in LEGACY_VERSIONS:
+                await self._initialize(self.protocol)
+            else:
+                era = await choose_era(self._probe, timeout=self.probe_timeout)
+                if era.modern:
+                    assert era.version is not None
+                    self._go_modern(era.version)
+                    if era.discover is not None:
+                        self._adopt_discover(era.discover)
+                else:
+                    await self._initialize(LEGACY_VERSIONS[0])
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        for sub in list(self._subscriptions.values()):
+            sub._finish()
+        if self._connected:
+            self._connected = False
+            await self.transport.close()
+
+    def _go_modern(self, version: str) -> None:
+        self.era, self.protocol_version = "modern", version
+
+    async def _probe(self, version: str) -> Json:
+        self._go_modern(version)
+        result = await self._rpc("server/discover", {})
+        return result
+
+    def _adopt_discover(self, result: Json) -> None:
+        found = convert(result, DiscoverResult, "server/discover result")
+        self.server_capabilities = found.capabilities
+        self.instructions = found.instructions
+        self.server_info = found.server_info or (result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else None)
+
+    async def _initialize(self, version: str) -> None:
+        self.era, self.protocol_version = "legacy", None
+        result = await self._rpc("initialize", {
+            "protocolVersion": version,
+            "capabilities": self.handlers.capabilities(),
+            "clientInfo": self.client_info,
+        })
+        init = convert(result, InitializeResult, "initialize result")
+        self.protocol_version = check_legacy_version(init.protocol_version)
+        self.transport.legacy_version = self.protocol_version
+        self.server_info = init.server_info
+        self.server_capabilities = init.capabilities
+        self.instructions = init.instructions
+        await self.transport.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await self.transport.after_handshake()
+
+    # -- one request ---------------------------------------------------------------------------
+
+    def _envelope(self, params: Mapping[str, Any], progress_token: Any) -> Json:
+        out = dict(params)
+        meta = dict(out.get("_meta") or {})
+        if self.era == "modern":
+            meta[PROTOCOL_VERSION] = self.protocol_version
+            meta[CLIENT_INFO] = self.client_info
+            meta[CLIENT_CAPABILITIES] = self.handlers.capabilities()
+        if progress_token is not None:
+            meta[PROGRESS_TOKEN] = progress_token
+        if meta:
+            out["_meta"] = meta
+        return out
+
+    async def _rpc(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        on_progress: ProgressCallback | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None | bool = True,
+        request_id: Any = None,
+    ) -> Json:
+        """Send one request (fresh id) and return its result dict, or raise its McpError.
+
+        A -32022 naming a modern version we speak switches to it and resends once.
+        """
+        if not self._connected:
+            raise ClientError("client is not connected (use `async with Client(...)`)")
+        limit = self.timeout if timeout is True else timeout
+        for attempt in range(2):
+            rid = request_id if request_id is not None and attempt == 0 else next(self._ids)
+            token = f"progress-{rid}" if on_progress is not None else None
+            message = {"jsonrpc": "2.0", "id": rid, "method": method,
+                       "params": self._envelope(params, token)}
+            if token is not None:
+                assert on_progress is not None
+                self._progress[token] = on_progress
+            try:
+                response = await self._send(message, headers, limit)
+            finally:
+                if token is not None:
+                    self._progress.pop(token, None)
+            error = response.get("error")
+            if error is not None:
+                exc = _mcp_error(error)
+                if self.era == "modern" and exc.code == UNSUPPORTED_VERSION and attempt == 0:
+                    chosen = mutual_modern(supported_from(exc))
+                    if chosen is not None:
+                        self.protocol_version = chosen
+                        continue
+                raise exc
+            result = response.get("result")
+            if not isinstance(result, dict):
+                raise ProtocolError(f"server's answer to {method} has no result object")
+            kind = result_type(result)
+            if kind not in (COMPLETE, INPUT_REQUIRED):
+                raise ProtocolError(f"server answered {method} with unknown resultType {kind!r}")
+            if kind == INPUT_REQUIRED and method not in MRTR_METHODS:
+                raise ProtocolError(f"server answered {method} with input_required, which {method} cannot return")
+            return result
+        raise AssertionError("unreachable")
+
+    async def _send(self, message: Json, headers: Mapping[str, str] | None, limit: float | None) -> Json:
+        guard = asyncio.timeout(limit)
+        try:
+            async with guard:
+                return await self.transport.request(message, headers)
+        except TimeoutError:
+            if guard.expired():
+                raise RequestTimeout(
+                    f"no answer to {message['method']} (id {message['id']!r}) within {limit} s"
+                ) from None
+            raise
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Json:
+        """Any request, raw: the result dict (the envelope is added for you)."""
+        return await self._rpc(method, params or {})
+
+    # -- notifications and server requests -------------------------------------------------------
+
+    async def _on_incoming(self, message: Json) -> Json | None:
+        if message.get("id") is not None:
+            return await answer_server_request(self.handlers, message)
+        method = message.get("method")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        if method == "notifications/progress":
+            callback = self._progress.get(params.get("progressToken"))
+            if callback is not None:
+                await _maybe_await(callback(params.get("progress", 0), params.get("total"), params.get("message")))
+        if method in _LIST_CHANGED:
+            self.cache.invalidate(_LIST_CHANGED[method])
+            if method == "notifications/tools/list_changed":
+                self._tools_listed = False
+        elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            self.cache.invalidate("resources/read", params["uri"])
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        sub = self._subscriptions.get((meta or {}).get(SUBSCRIPTION_ID))
+        if sub is not None:
+            sub._deliver(message)
+        elif method == "notifications/cancelled":
+            sub = self._subscriptions.get(params.get("requestId"))
+            if sub is not None:
+                sub._finish()
+        if self.on_notification is not None:
+            await _maybe_await(self.on_notification(message))
+        return None
+
+    # -- discovery and lists -------------------------------------------------------------------
+
+    async def discover(self) -> DiscoverResult:
+        """`server/discover` (2026-07-28 servers): versions, capabilities, instructions."""
+        result = self.cache.get("server/discover", None) or await self._rpc("server/discover", {})
+        self.cache.put("server/discover", None, result)
+        self._adopt_discover(result)
+        return convert(result, DiscoverResult, "server/discover result")
+
+    async def list_tools(self, *, refresh: bool = False) -> list[Tool]:
+        """Every tool (all pages). On HTTP, tools whose `x-mcp-header` annotations break the
+        rules are left out (and logged), as the spec requires."""
+        tools = [convert(t, Tool, "tool") for t in await self._list_all("tools/list", "tools", refresh)]
+        kept: list[Tool] = []
+        self._tool_headers.clear()
+        self._bad_tools.clear()
+        for tool in tools:
+            try:
+                bindings = header_bindings(tool.input_schema)
+            except InvalidToolHeaders as exc:
+                if self.transport.name == "http":
+                    log.warning("dropping tool %r: %s", tool.name, exc)
+                    self._bad_tools[tool.name] = str(exc)
+                    continue
+                bindings = []
+            self._tool_headers[tool.name] = bindings
+            kept.append(tool)
+        self._tools_listed = True
+        return kept
+
+    async def list_resources(self, *, refresh: bool = False) -> list[Resource]:
+        items = await self._list_all("resources/list", "resources", refresh)
+        return [convert(r, Resource, "resource") for r in items]
+
+    async def list_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplate]:
+        items = await self._list_all("resources/templates/list", "resourceTemplates", refresh)
+        return [convert(r, ResourceTemplate, "resource template") for r in items]
+
+    async def list_prompts(self, *, refresh: bool = False) -> list[Prompt]:
+        items = await self._list_all("prompts/list", "prompts", refresh)
+        return [convert(p, Prompt, "prompt") for p in items]
+
+    async def _list_all(self, method: str, field: str, refresh: bool) -> list[Json]:
+        items: list[Json] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        restarted = False
+        while True:
+            result = None if refresh else self.cache.get(method, cursor)
+            if result is None:
+                try:
+                    result = await self._rpc(method, {} if cursor is None else {"cursor": cursor})
+                except McpError as exc:
+                    # A cursor the server no longer honours: drop every cached page, start over.
+                    if exc.code == INVALID_PARAMS and cursor is not None and not restarted:
+                        restarted = True
+                        self.cache.invalidate(method)
+                        items, cursor, seen = [], None, set()
+                        continue
+                    raise
+                self.cache.put(method, cursor, result)
+            page = result.get(field)
+            if not isinstance(page, list) or not all(isinstance(i, dict) for i in page):
+                raise ProtocolError(f"{method} result has no {field} array")
+            items.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return items
+            if not isinstance(cursor, str):
+                raise ProtocolError(f"{method} nextCursor must be a string")
+            if cursor in seen or len(seen) >= _MAX_PAGES:
+                raise ProtocolError(f"{method} pagination does not end (cursor {cursor!r} repeats)")
+            seen.add(cursor)
+
+    # -- the three input_required methods ------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        manual: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult | InputRequired:
+        """Call a tool. Input requests are answered by the handlers unless `manual=True`, in
+        which case an `InputRequired` comes back for you to answer and `resume`."""
+        params: Json = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        headers = await self._param_headers(name, params.get("arguments"))
+        try:
+            return await self._mrtr("tools/call", params, manual, on_progress, headers)
+        except McpError as exc:
+            if exc.code != HEADER_MISMATCH or self.transport.name != "http":
+                raise
+        # The server says our Mcp-Param headers are off: the schema may have changed.
+        await self.list_tools(refresh=True)
+        headers = await self._param_headers(name, params.get("arguments"))
+        return await self._mrtr("tools/call", params, manual, on_progress, headers)
+
+    async def read_resource(
+        self, uri: str, *, manual: bool = False, on_progress: ProgressCallback | None = None,
+        refresh: bool = False,
+    ) -> ReadResourceResult | InputRequired:
+        if not refresh and not manual:
+            cached = self.cache.get("resources/read", uri)
+            if cached is not None:
+                return convert(cached, ReadResourceResult, "resources/read result")
+        return await self._mrtr("resources/read", {"uri": uri}, manual, on_progress, None)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, manual: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> GetPromptResult | InputRequired:
+        params: Json = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self._mrtr("prompts/get", params, manual, on_progress, None)
+
+    async def resume(
+        self,
+        pending: InputRequired,
+        responses: Mapping[str, Any] | None = None,
+        *,
+        manual: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Continue a paused call: send `responses` (or, when None, the handlers' answers) with
+        the echoed state, then finish the exchange (or pause again with `manual=True`)."""
+        if pending.method not in MRTR_METHODS:
+            raise ValueError(f"cannot resume {pending.method}")
+        headers = None
+        if pending.method == "tools/call":
+            headers = await self._param_headers(pending.params.get("name", ""), pending.params.get("arguments"))
+        if responses is None and pending.input_requests:
+            try:
+                responses = await self.handlers.answer_all(pending.input_requests)
+            except Unanswerable as exc:
+                raise InputRequiredError("unanswerable", str(exc), last_result=None, rounds=pending.rounds) from None
+        send = self._sender(pending.method, on_progress, headers)
+        result = await send(retry_params(pending.params, responses, pending.request_state))
+        return await self._finish(pending.method, pending.params, result, pending.rounds + 1, manual, send)
+
+    def _sender(self, method: str, on_progress: ProgressCallback | None, headers: Mapping[str, str] | None) -> Any:
+        async def send(params: Json) -> Json:
+            return await self._rpc(method, params, on_progress=on_progress, headers=headers)
+        return send
+
+    async def _mrtr(
+        self, method: str, params: Json, manual: bool, on_progress: ProgressCallback | None,
+        headers: Mapping[str, str] | None,
+    ) -> Any:
+        send = self._sender(method, on_progress, headers)
+        result = await send(params)
+        if result_type(result) == COMPLETE and method == "resources/read":
+            self.cache.put(method, params["uri"], result)  # first-round answers only
+        return await self._finish(method, params, result, 0, manual, send)
+
+    async def _finish(self, method: str, params: Json, result: Json, rounds: int, manual: bool, send: Any) -> Any:
+        if manual:
+            if result_type(result) != INPUT_REQUIRED:
+                return convert(result, _RESULT_TYPES[method], f"{method} result")
+            try:
+                requests, state = read_interim(result)
+            except ValueError as exc:
+                raise InputRequiredError("malformed", f"server sent a malformed input_required result: {exc}",
+                                         last_result=result, rounds=rounds) from None
+            return InputRequired(method=method, params=params, input_requests=requests,
+                                 request_state=state, rounds=rounds)
+        final = await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
+                            deadline=self.deadline, result=result, rounds=rounds)
+        return convert(final, _RESULT_TYPES[method], f"{method} result")
+
+    async def _param_headers(self, name: str, arguments: Any) -> dict[str, str]:
+        if self.transport.name != "http" or self.era != "modern":
+            return {}
+        if name not in self._tool_headers and not self._tools_listed:
+            await self.list_tools()
+        if name in self._bad_tools:
+            raise ClientError(f"tool {name!r} was dropped: {self._bad_tools[name]}")
+        return param_headers(self._tool_headers.get(name, []), arguments)
+
+    # -- completion and subscriptions ----------------------------------------------------------
+
+    async def complete(
+        self, ref: Mapping[str, Any], argument: str, value: str, *, context: Mapping[str, str] | None = None,
+    ) -> Completion:
+        """`completion/complete` for `ref` (`{"type": "ref/prompt", "name": ...}` or
+        `{"type": "ref/resource", "uri": ...}`)."""
+        params: Json = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
+        result = await self._rpc("completion/complete", params)
+        completion = result.get("completion")
+        if not isinstance(completion, dict):
+            raise ProtocolError("completion/complete result has no completion object")
+        return convert(completion, Completion, "completion")
+
+    def listen(
+        self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> Subscription:
+        """A `subscriptions/listen` stream: `async with client.listen(tools=True) as sub:` then
+        `async for note in sub:`. Leaving the block ends the subscription."""
+        wanted: Json = {}
+        if tools:
+            wanted["toolsListChanged"] = True
+        if prompts:
+            wanted["promptsListChanged"] = True
+        if resources:
+            wanted["resourcesListChanged"] = True
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        return Subscription(self, wanted)
+
+
+class Subscription:
+    """One `subscriptions/listen` request: its acknowledgement, then its notifications."""
+
+    def __init__(self, client: Client, wanted: Json) -> None:
+        self.client = client
+        self.wanted = wanted
+        self.id: Any = None
+        self.acknowledged: Json | None = None
+        self._queue: asyncio.Queue[Json | None] = asyncio.Queue()
+        self._acked = asyncio.Event()
+        self._task: asyncio.Task[Any] | None = None
+
+    async def __aenter__(self) -> Subscription:
+        if self.client.era != "modern":
+            raise ClientError("subscriptions/listen needs a 2026-07-28 server")
+        self.id = f"listen-{next(self.client._ids)}"
+        self.client._subscriptions[self.id] = self
+        self._task = asyncio.create_task(
+            self.client._rpc("subscriptions/listen", {"notifications": self.wanted},
+                             timeout=None, request_id=self.id)
+        )
+        self._task.add_done_callback(lambda _: self._finish())
+        waiter = asyncio.ensure_future(self._acked.wait())
+        await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if self.acknowledged is None:
+            await self.__aexit__()
+            if self._task.done() and not self._task.cancelled() and self._task.exception():
+                raise self._task.exception()  # type: ignore[misc]
+            raise ProtocolError("server did not acknowledge subscriptions/listen")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.client._subscriptions.pop(self.id, None)
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(BaseException):  # ending the stream is the point
+                await self._task
+        self._finish()
+
+    def _deliver(self, message: Json) -> None:
+        if message.get("method") == "notifications/subscriptions/acknowledged":
+            params = message.get("params") or {}
+            self.acknowledged = params.get("notifications", {}) if isinstance(params, dict) else {}
+            self._acked.set()
+        else:
+            self._queue.put_nowait(message)
+
+    def _finish(self) -> None:
+        self._queue.put_nowait(None)
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Json:
+        message = await self._queue.get()
+        if message is None:
+            self._queue.put_nowait(None)  # stay finished for later readers
+            raise StopAsyncIteration
+        return message
+
+
+def _mcp_error(error: Any) -> McpError:
+    if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+        raise ProtocolError(f"server sent a malformed JSON-RPC error: {error!r}")
+    return McpError(error["code"], str(error.get("message", "")), error.get("data"))
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any) -> Transport:
+    if hasattr(target, "request") and hasattr(target, "start"):
+        return target  # type: ignore[no-any-return]
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        from rondo.client.transports.http import HttpTransport
+
+        return HttpTransport(target, headers=headers)
+    if isinstance(target, str):
+        target = shlex.split(target)
+    if isinstance(target, Sequence) and not isinstance(target, str | bytes):
+        from rondo.client.transports.stdio import StdioTransport
+
+        return StdioTransport([str(part) for part in target], env=env, cwd=cwd, stderr=stderr)
+    if hasattr(target, "core"):
+        from rondo.client.transports.memory import MemoryTransport
+
+        return MemoryTransport(target)
+    raise TypeError(f"cannot connect to {target!r}: pass a rondo.Server, a URL or a command")

@@ -1,0 +1,279 @@
+"""Streamable HTTP client transport (httpx): one POST per message, JSON or SSE answers.
+
+On the 2026-07-28 wire every POST carries `MCP-Protocol-Version` (copied from the request's
+`_meta`), `Mcp-Method` and, for tools/call, prompts/get and resources/read, `Mcp-Name`; the
+caller adds `Mcp-Param-*`. No session, no GET stream. On the 2025-11-25 wire the transport
+keeps the `Mcp-Session-Id` from `initialize`, answers server requests arriving on a response
+stream by POSTing the reply, and resumes a dropped stream with `Last-Event-ID` after the
+server's `retry` delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import msgspec
+
+from rondo.client.errors import HttpError, ProtocolError, TransportError
+from rondo.client.headers import encode_value
+from rondo.client.transports import Incoming, Json, is_response, is_server_request
+from rondo.client.transports.sse import SseParser, events
+from rondo.wire.meta import PROTOCOL_VERSION
+
+_NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_ACCEPT = "application/json, text/event-stream"
+
+
+class HttpTransport:
+    name = "http"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float | None = None,
+        max_reconnects: int = 3,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.url = url
+        self.headers = dict(headers or {})
+        self.legacy_version: str | None = None
+        self.session_id: str | None = None
+        self.max_reconnects = max_reconnects
+        self._timeout = httpx.Timeout(connect_timeout, read=read_timeout, write=30.0, pool=None)
+        self._client = http_client
+        self._own_client = http_client is None
+        self._on_incoming: Incoming | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._waiting: dict[Any, asyncio.Future[Json]] = {}
+
+    async def start(self, on_incoming: Incoming) -> None:
+        self._on_incoming = on_incoming
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+
+    async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
+        client = self._require_client()
+        rid = message["id"]
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                response = await stack.enter_async_context(
+                    client.stream("POST", self.url, content=msgspec.json.encode(message),
+                                  headers=self._headers(message, headers))
+                )
+                if message.get("method") == "initialize" and "mcp-session-id" in response.headers:
+                    self.session_id = response.headers["mcp-session-id"]
+                return await self._answer_or_orphan(self._read_answer(response, rid, stack), rid)
+        except asyncio.CancelledError:
+            if self._is_legacy(message):
+                self._spawn(self._send_quietly({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                "params": {"requestId": rid}}))
+            raise
+        except httpx.TimeoutException as exc:
+            raise TransportError(f"HTTP timeout talking to {self.url}: {exc!r}") from exc
+        except httpx.HTTPError as exc:
+            raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
+
+    async def _answer_or_orphan(self, reading: Any, rid: Any) -> Json:
+        """The answer read from this request's own response, or, on the 2025-11-25 wire, one
+        that arrives on the standalone GET stream instead (servers may route it there)."""
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = future
+        reader = asyncio.ensure_future(reading)
+        try:
+            await asyncio.wait({reader, future}, return_when=asyncio.FIRST_COMPLETED)
+            if future.done():
+                return future.result()
+            return reader.result()
+        finally:
+            self._waiting.pop(rid, None)
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(BaseException):
+                    await reader
+
+    async def after_handshake(self) -> None:
+        """2025-11-25: open the standalone GET stream, where servers send requests that belong
+        to no POST (a 405 means the server has none; that is fine). Returns once the server
+        has answered the GET, so later requests cannot overtake it."""
+        opened = asyncio.Event()
+        self._spawn(self._listen_standalone(opened))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(opened.wait(), 5.0)
+
+    async def _listen_standalone(self, opened: asyncio.Event) -> None:
+        headers = {"Accept": "text/event-stream", **self._session_headers()}
+        try:
+            async with self._require_client().stream("GET", self.url, headers=headers) as response:
+                opened.set()
+                ctype = response.headers.get("content-type", "")
+                if response.status_code >= 400 or not ctype.startswith("text/event-stream"):
+                    return
+                async for event in events(_lines(response), SseParser()):
+                    if event.data.strip():
+                        await self._on_event(event.data, rid=None)
+        except (httpx.HTTPError, ProtocolError, TransportError):
+            return
+        finally:
+            opened.set()
+
+    async def notify(self, message: Json) -> None:
+        client = self._require_client()
+        try:
+            response = await client.post(self.url, content=msgspec.json.encode(message),
+                                         headers=self._headers(message, None))
+        except httpx.HTTPError as exc:
+            raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
+        if response.status_code >= 400:
+            raise HttpError(response.status_code, response.text)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        client, self._client = self._client, None
+        if client is None:
+            return
+        if self.session_id is not None:
+            with contextlib.suppress(Exception):
+                await client.delete(self.url, headers=self._session_headers(), timeout=2.0)
+        if self._own_client:
+            await client.aclose()
+
+    # -- headers -------------------------------------------------------------------------------
+
+    def _is_legacy(self, message: Mapping[str, Any]) -> bool:
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        return not (isinstance(meta, Mapping) and PROTOCOL_VERSION in meta)
+
+    def _session_headers(self) -> dict[str, str]:
+        out = dict(self.headers)
+        if self.legacy_version:
+            out["MCP-Protocol-Version"] = self.legacy_version
+        if self.session_id:
+            out["Mcp-Session-Id"] = self.session_id
+        return out
+
+    def _headers(self, message: Mapping[str, Any], extra: Mapping[str, str] | None) -> dict[str, str]:
+        out = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        if self._is_legacy(message):
+            out.update(self._session_headers())
+        else:
+            out.update(self.headers)
+            params = message["params"]
+            out["MCP-Protocol-Version"] = str(params["_meta"][PROTOCOL_VERSION])
+            method = message.get("method")
+            if isinstance(method, str):
+                out["Mcp-Method"] = method
+                field = _NAME_FIELD.get(method)
+                if field is not None and isinstance(params.get(field), str):
+                    out["Mcp-Name"] = encode_value(params[field])
+        out.update(extra or {})
+        return out
+
+    # -- answers -------------------------------------------------------------------------------
+
+    async def _read_answer(self, response: httpx.Response, rid: Any, stack: contextlib.AsyncExitStack) -> Json:
+        ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype == "text/event-stream" and response.status_code < 300:
+            return await self._read_stream(response, rid, stack)
+        body = await response.aread()
+        try:
+            message = msgspec.json.decode(body) if body.strip() else None
+        except msgspec.DecodeError:
+            if response.status_code >= 400:
+                raise HttpError(response.status_code, body.decode("utf-8", "replace")) from None
+            raise ProtocolError(f"server answered with malformed JSON: {body[:120]!r}") from None
+        if isinstance(message, dict) and is_response(message):
+            if message.get("id") == rid or (message.get("id") is None and "error" in message):
+                return message
+            raise ProtocolError(f"server answered id {message.get('id')!r} to request {rid!r}")
+        if response.status_code >= 400:
+            raise HttpError(response.status_code, body.decode("utf-8", "replace"))
+        if message is None:
+            raise ProtocolError(f"server answered HTTP {response.status_code} with no body to request {rid!r}")
+        raise ProtocolError("server answered with JSON that is not a JSON-RPC response")
+
+    async def _read_stream(self, response: httpx.Response, rid: Any, stack: contextlib.AsyncExitStack) -> Json:
+        parser = SseParser()
+        reconnects = 0
+        while True:
+            async for event in events(_lines(response), parser):
+                if not event.data.strip():
+                    continue  # a priming event: only its id matters
+                answer = await self._on_event(event.data, rid)
+                if answer is not None:
+                    return answer
+            resumable = self.session_id is not None or self.legacy_version is not None
+            if not resumable or parser.last_event_id is None or reconnects >= self.max_reconnects:
+                raise TransportError(f"server closed the response stream before answering request {rid!r}")
+            reconnects += 1
+            await asyncio.sleep((parser.retry_ms if parser.retry_ms is not None else 1000) / 1000.0)
+            headers = {"Accept": "text/event-stream", **self._session_headers(),
+                       "Last-Event-ID": parser.last_event_id}
+            response = await stack.enter_async_context(
+                self._require_client().stream("GET", self.url, headers=headers)
+            )
+            if response.status_code >= 400:
+                body = await response.aread()
+                raise HttpError(response.status_code, body.decode("utf-8", "replace"))
+
+    async def _on_event(self, data: str, rid: Any) -> Json | None:
+        try:
+            message = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            raise ProtocolError(f"server sent malformed JSON in an SSE event: {data[:120]!r}") from None
+        if not isinstance(message, dict):
+            raise ProtocolError("server sent an SSE event that is not a JSON-RPC message")
+        if is_response(message):
+            if rid is None:  # the standalone stream: hand the answer to whoever waits for it
+                waiting = self._waiting.get(message.get("id"))
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(message)
+                return None
+            if message.get("id") == rid:
+                return message
+            raise ProtocolError(f"server answered id {message.get('id')!r} on the stream of request {rid!r}")
+        if "method" not in message:
+            raise ProtocolError("server sent an SSE event that is neither a response nor a request")
+        assert self._on_incoming is not None
+        if is_server_request(message):
+            self._spawn(self._answer_server_request(message))
+        else:
+            await self._on_incoming(message)
+        return None
+
+    async def _answer_server_request(self, message: Json) -> None:
+        assert self._on_incoming is not None
+        try:
+            reply = await self._on_incoming(message)
+        except Exception as exc:
+            reply = {"jsonrpc": "2.0", "id": message["id"],
+                     "error": {"code": -32603, "message": str(exc) or type(exc).__name__}}
+        if reply is not None:
+            await self._send_quietly(reply)
+
+    async def _send_quietly(self, message: Json) -> None:
+        with contextlib.suppress(Exception):
+            await self.notify(message)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _require_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise TransportError("HTTP transport is not running")
+        return self._client
+
+
+async def _lines(response: httpx.Response) -> AsyncIterator[str]:
+    async for line in response.aiter_lines():
+        yield line

@@ -1,0 +1,226 @@
+"""stdio client transport: spawn the server, one JSON message per line each way.
+
+The environment is passed explicitly: the child gets a short list of safe variables from ours
+(PATH, HOME, ...) plus whatever `env` names, never our whole environment. A line that is not
+JSON, or a response to an id we never sent, fails every pending request with a ProtocolError:
+after that the stream cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from rondo.client.errors import ProtocolError, TransportError
+from rondo.client.transports import Incoming, Json, is_response, is_server_request
+
+_SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR",
+             "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE", "APPDATA", "PATHEXT", "COMSPEC")
+_LINE_LIMIT = 64 * 1024 * 1024
+_RECENT_IDS = 256
+
+
+def child_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The child's environment: the safe variables we have, overlaid with `env`."""
+    out = {k: os.environ[k] for k in _SAFE_ENV if k in os.environ}
+    out.update(env or {})
+    return out
+
+
+class StdioTransport:
+    name = "stdio"
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: Any = None,
+    ) -> None:
+        if not command:
+            raise ValueError("stdio transport needs a command")
+        self.command = list(command)
+        self.env = child_env(env)
+        self.cwd = cwd
+        self.stderr = stderr
+        self.legacy_version: str | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._pending: dict[Any, asyncio.Future[Json]] = {}
+        self._recent: list[Any] = []  # ids answered or given up on; late answers are ignored
+        self._failure: Exception | None = None
+        self._write_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._on_incoming: Incoming | None = None
+
+    async def start(self, on_incoming: Incoming) -> None:
+        self._on_incoming = on_incoming
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=self.stderr,
+                env=self.env,
+                cwd=self.cwd,
+                limit=_LINE_LIMIT,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.command[0]!r}: {exc}") from exc
+        self._reader = asyncio.create_task(self._read_loop())
+
+    async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
+        self._check_open()
+        rid = message["id"]
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        try:
+            await self._write(message)
+            return await future
+        except asyncio.CancelledError:
+            # The only way to cancel on stdio is to say so; late answers are then ignored.
+            if not future.done():
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._write(
+                        {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": rid, "reason": "cancelled by the client"}}
+                    ))
+            raise
+        finally:
+            self._pending.pop(rid, None)
+            self._remember(rid)
+
+    async def after_handshake(self) -> None:
+        return None
+
+    async def notify(self, message: Json) -> None:
+        self._check_open()
+        await self._write(message)
+
+    async def close(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        self._proc = None
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 2.0)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 2.0)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
+        for task in list(self._tasks):
+            task.cancel()
+        self._fail_all(TransportError("transport closed"))
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._proc is None:
+            raise TransportError("stdio transport is not running")
+
+    async def _write(self, message: Json) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise TransportError("stdio transport is not running")
+        data = msgspec.json.encode(message) + b"\n"
+        async with self._write_lock:
+            try:
+                proc.stdin.write(data)
+                await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise TransportError(f"server process closed its stdin: {exc}") from exc
+
+    def _remember(self, rid: Any) -> None:
+        self._recent.append(rid)
+        if len(self._recent) > _RECENT_IDS:
+            del self._recent[: len(self._recent) - _RECENT_IDS]
+
+    def _fail_all(self, exc: Exception) -> None:
+        if self._failure is None:
+            self._failure = exc
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(exc)
+
+    async def _read_loop(self) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stdout is not None
+        stdout = proc.stdout
+        try:
+            while True:
+                try:
+                    line = await stdout.readline()
+                except ValueError:
+                    self._fail_all(ProtocolError("server wrote a line longer than the limit"))
+                    return
+                if not line:
+                    break
+                if not line.strip():
+                    continue
+                try:
+                    message = msgspec.json.decode(line)
+                except msgspec.DecodeError:
+                    shown = line[:120].decode("utf-8", "replace").rstrip()
+                    self._fail_all(ProtocolError(f"server wrote malformed JSON on stdout: {shown!r}"))
+                    return
+                if not isinstance(message, dict):
+                    self._fail_all(ProtocolError("server wrote a JSON value that is not a message"))
+                    return
+                self._route(message)
+        except asyncio.CancelledError:
+            raise
+        code = await proc.wait() if proc.returncode is None else proc.returncode
+        self._fail_all(TransportError(f"server process exited (code {code}) before answering"))
+
+    def _route(self, message: Json) -> None:
+        if is_response(message):
+            rid = message.get("id")
+            future = self._pending.get(rid)
+            if future is not None:
+                if not future.done():
+                    future.set_result(message)
+            elif rid not in self._recent:
+                self._fail_all(ProtocolError(f"server answered id {rid!r}, which this client never sent"))
+            return
+        if "method" not in message:
+            self._fail_all(ProtocolError("server wrote a message that is neither a response nor a request"))
+            return
+        task = asyncio.create_task(self._incoming(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _incoming(self, message: Json) -> None:
+        assert self._on_incoming is not None
+        try:
+            reply = await self._on_incoming(message)
+        except Exception as exc:  # a bug in a callback must not kill the reader
+            reply = {"jsonrpc": "2.0", "id": message.get("id"),
+                     "error": {"code": -32603, "message": str(exc) or type(exc).__name__}}
+        if reply is not None and is_server_request(message):
+            with contextlib.suppress(TransportError):
+                await self._write(reply)
+
+
+def python_command(script: str, *args: str) -> list[str]:
+    """A command running `script` with this interpreter (handy for examples and tests)."""
+    return [sys.executable, script, *args]
