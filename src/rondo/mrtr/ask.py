@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ..wire.errors import McpError, internal_error, invalid_params
+from ..wire.errors import internal_error, invalid_params
 from .result import AskInterrupt
 
 # Keys of the framework's envelope inside the sealed state.
@@ -125,6 +125,8 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
 def load_envelope(ctx: Any, opened: Any) -> None:
     """Install a verified envelope on the context: user state and carried answers."""
     if not isinstance(opened, dict):
-        raise McpError(-32602, "Invalid requestState")
+        from ..state.policy import rejected
+
+        raise rejected()
     ctx.state = opened.get(USER)
     ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED))

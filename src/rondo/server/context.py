@@ -46,7 +46,6 @@ class Context:
         "state",
         "auth",
         "log_level",
-        "principal",
         "_emit",
         "_progress",
         "_session",
@@ -83,7 +82,6 @@ class Context:
         self.state: Any = None
         self.auth = auth
         self.log_level = log_level
-        self.principal: Any = None
         self._emit = emit
         meta = self.request_params.get("_meta") if request_params else None
         self._progress = meta.get(PROGRESS_TOKEN) if isinstance(meta, dict) else None
