@@ -504,7 +504,10 @@ def serve(
     app = HttpApp(server, **options)
     config: dict[str, Any] = {"host": host, "port": port, "log_level": log_level,
                               "access_log": False, "lifespan": "on", "proxy_headers": False,
-                              "server_header": False, "date_header": False}
+                              "server_header": False, "date_header": False,
+                              # Open SSE streams (legacy GET streams, listen) never end on their
+                              # own: cancel them shortly after a shutdown signal instead of waiting.
+                              "timeout_graceful_shutdown": 2}
     try:
         import uvloop  # noqa: F401
 
