@@ -673,3 +673,27 @@ def test_stdio_serves_legacy_after_initialize_and_modern_beside_it() -> None:
         proc.stdin.close()
         proc.wait(10)
     assert proc.returncode == 0
+
+
+def test_conformance_fixture_lists_validate_on_legacy() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("conformance_fixture", ROOT / "conformance" / "server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    async def go() -> None:
+        client = LegacyClient(module.server)
+        await client.initialize()
+        tools = (await client.result("tools/list"))["tools"]
+        schema_tool = next(t for t in tools if t["name"] == "json_schema_2020_12_tool")
+        assert schema_tool["inputSchema"]["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+        for method in ("prompts/list", "resources/list", "resources/templates/list"):
+            await client.result(method)
+        client.answers["elicitation/create"] = lambda p: {"action": "accept", "content": {
+            "name": "Jane", "age": 25, "score": 88.5, "status": "inactive", "verified": False}}
+        result = await client.result("tools/call", {"name": "test_elicitation_sep1034_defaults", "arguments": {}})
+        assert "action=accept" in result["content"][0]["text"]
+
+    run(go())
