@@ -64,6 +64,9 @@ class Envelope:
 
 
 def error_response(rid: Any, exc: McpError) -> dict[str, Any]:
+    # An unreadable id is omitted: `id: null` is not a RequestId in the MCP schemas.
+    if rid is None:
+        return {"jsonrpc": "2.0", "error": exc.to_error()}
     return {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
 
 
@@ -103,7 +106,7 @@ def envelope(params: Mapping[str, Any]) -> Envelope:
     if info is not None and not isinstance(info, dict):
         raise invalid_params(f"{CLIENT_INFO} must be an object")
     level = meta.get(LOG_LEVEL)
-    if level is not None and level not in LOG_LEVEL_RANK:
+    if level is not None and (not isinstance(level, str) or level not in LOG_LEVEL_RANK):
         raise invalid_params(f"Unknown log level {level!r}")
     return Envelope(meta)
 
@@ -466,7 +469,9 @@ class Core:
             raise invalid_params("completion/complete needs ref of type ref/prompt or ref/resource")
         if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
             raise invalid_params("completion/complete needs argument {name, value}")
-        if ref["type"] == "ref/prompt" and ref.get("name") not in self.server.prompts:
+        if ref["type"] == "ref/prompt" and (
+            not isinstance(ref.get("name"), str) or ref["name"] not in self.server.prompts
+        ):
             raise invalid_params(f"Unknown prompt: {ref.get('name')}")
         context = params.get("context")
         context_args = context.get("arguments", {}) if isinstance(context, dict) else {}
