@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Every interop check against the official SDK peers (pinned versions); non-zero on any failure.
+#   bash interop/run.sh
+# Installs what it needs, once per lock change: interop/node_modules with `npm ci --ignore-scripts`
+# (@modelcontextprotocol/client and /server 2.4.0, /node 2.1.2, zod), and mcp==2.3.0 in its own
+# venv at .cache/interop-mcp-venv (never in rondo's). Node: the cached Node 22 from
+# scripts/setup.sh when present, else any Node >= 20 on PATH.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+source scripts/env.sh
+
+MCP_PIN="mcp==2.3.0"
+MCP_VENV="$ROOT/.cache/interop-mcp-venv"
+say() { printf 'interop: %s\n' "$*"; }
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+command -v node >/dev/null || { say "node not found (run scripts/setup.sh)"; exit 1; }
+[[ -x "$RONDO_PY" ]] || { say "$RONDO_PY missing (run scripts/setup.sh)"; exit 1; }
+
+want="$(hash_of interop/package.json interop/package-lock.json)"
+stamp=interop/node_modules/.lock.sha256
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+  say "npm ci --ignore-scripts in interop/"
+  (cd interop && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) || { say "npm ci failed"; exit 1; }
+  echo "$want" >"$stamp"
+fi
+
+if ! "$MCP_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != sys.argv[1])' "${MCP_PIN#mcp==}" 2>/dev/null; then
+  say "installing $MCP_PIN into $MCP_VENV"
+  rm -rf "$MCP_VENV"
+  "$(command -v python3.11 || command -v python3)" -m venv "$MCP_VENV" &&
+    "$MCP_VENV/bin/python" -m pip install -q --disable-pip-version-check "$MCP_PIN" || { say "pip install $MCP_PIN failed"; exit 1; }
+fi
+
+passed=0
+failed=0
+check() {  # name command...
+  local name="$1"; shift
+  local log="$ROOT/results/interop-${name}.log"
+  mkdir -p "$ROOT/results"
+  if timeout 300 "$@" >"$log" 2>&1 </dev/null; then
+    passed=$((passed + 1)); say "PASS $name ($(grep -c '^ok ' "$log") checks)"
+  else
+    failed=$((failed + 1)); say "FAIL $name (log: $log)"; grep -vE '^ok |rondo.state:' "$log" | tail -n 20
+  fi
+}
+
+check ts-client-modern node interop/ts_client_check.mjs
+check ts-client-legacy node interop/legacy_preferences.mjs
+check rondo-client-ts-server "$RONDO_PY" interop/rondo_client_check.py --node "$(command -v node)"
+check python-mcp-client "$MCP_VENV/bin/python" interop/python_mcp_check.py
+
+echo "interop: $passed passed, $failed failed"
+(( failed == 0 ))
