@@ -1,0 +1,300 @@
+"""`rondo call`: a terminal client. List a server's tools, call one, answer what it asks.
+
+    rondo call http://127.0.0.1:8000/mcp                        # list the tools
+    rondo call "python examples/preferences.py --stdio" favorite_color '{"user": "ann"}'
+    rondo call URL TOOL '{"user": "ann"}' --answers answers.json  # scripted answers
+
+Form elicitations are asked field by field (typed, validated, defaults offered; `:decline`
+or `:cancel` at any prompt); URL elicitations show the full link and ask for consent. With
+`--answers FILE` the answers come from a JSON file instead: a list used in order, each item an
+ElicitResult (`{"action": "accept", "content": {...}}`) or just the content of an accepted
+form. Prompts go to stderr and results to stdout; the exit code is 1 for a tool error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from rondo.client.errors import ClientError
+from rondo.client.handlers import ElicitRequest
+from rondo.wire.errors import McpError
+
+Json = dict[str, Any]
+
+
+class Declined(Exception):
+    def __init__(self, action: str) -> None:
+        self.action = action
+
+
+class Prompter:
+    """Asks a person at a terminal (reads `stdin`, writes prompts to `out`)."""
+
+    def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None) -> None:
+        self.stdin = stdin or sys.stdin
+        self.out = out or sys.stderr
+
+    def ask(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        line = self.stdin.readline()
+        if not line:
+            raise Declined("cancel")  # end of input: the person left
+        value = line.rstrip("\n")
+        if value.strip() in (":decline", ":cancel"):
+            raise Declined(value.strip()[1:])
+        return value
+
+    def say(self, text: str) -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def __call__(self, request: ElicitRequest) -> Json:
+        try:
+            if request.mode == "url":
+                return self._url(request)
+            return {"action": "accept", "content": self._form(request)}
+        except Declined as exc:
+            return {"action": exc.action}
+
+    def _url(self, request: ElicitRequest) -> Json:
+        url = request.url or ""
+        host = urlsplit(url).hostname or "?"
+        self.say(f"\nThe server asks you to open a link: {request.message}")
+        self.say(f"  {url}")
+        note = "  (the host is internationalised; check it carefully)" if "xn--" in host else ""
+        self.say(f"  host: {host}{note}")
+        while True:
+            answer = self.ask("Open it? [y/N] ").strip().lower()
+            if answer in ("y", "yes"):
+                self.say("Open the link in your browser, finish there, then come back.")
+                return {"action": "accept"}
+            if answer in ("", "n", "no"):
+                return {"action": "decline"}
+
+    def _form(self, request: ElicitRequest) -> Json:
+        schema = request.requested_schema or {}
+        required = set(schema.get("required") or [])
+        self.say(f"\nThe server asks: {request.message}  (:decline or :cancel to refuse)")
+        content: Json = {}
+        for name, prop in (schema.get("properties") or {}).items():
+            value = self._field(name, prop, name in required)
+            if value is not _SKIP:
+                content[name] = value
+        return content
+
+    def _field(self, name: str, prop: Mapping[str, Any], required: bool) -> Any:
+        label = prop.get("title") or name
+        if prop.get("description"):
+            self.say(f"  {label}: {prop['description']}")
+        choices = _choices(prop)
+        if choices:
+            for index, (value, title) in enumerate(choices, 1):
+                self.say(f"    {index}. {title}" + (f" ({value})" if title != value else ""))
+        hint = _hint(prop, choices)
+        default = prop.get("default")
+        shown = f" [{_show(default)}]" if default is not None else ("" if required else " [skip]")
+        while True:
+            raw = self.ask(f"  {label} ({hint}){shown}: ").strip()
+            if raw == "":
+                if default is not None:
+                    return default
+                if not required:
+                    return _SKIP
+                self.say("    an answer is required")
+                continue
+            try:
+                return parse_value(prop, raw, choices)
+            except ValueError as exc:
+                self.say(f"    {exc}")
+
+
+_SKIP = object()
+
+
+def _choices(prop: Mapping[str, Any]) -> list[tuple[str, str]]:
+    items = prop.get("items") if prop.get("type") == "array" else None
+    source = items if isinstance(items, Mapping) else prop
+    if isinstance(source.get("enum"), list):
+        names = source.get("enumNames") or source["enum"]
+        return [(str(v), str(n)) for v, n in zip(source["enum"], names, strict=False)]
+    options = source.get("oneOf") or source.get("anyOf")
+    if isinstance(options, list):
+        return [(str(o["const"]), str(o.get("title", o["const"]))) for o in options if isinstance(o, Mapping) and "const" in o]
+    return []
+
+
+def _hint(prop: Mapping[str, Any], choices: list[tuple[str, str]]) -> str:
+    kind = prop.get("type", "string")
+    if kind == "array":
+        return "numbers or values, comma-separated"
+    if choices:
+        return "number or value"
+    if kind == "boolean":
+        return "y/n"
+    bounds = [f"{k} {prop[k]}" for k in ("minimum", "maximum", "minLength", "maxLength") if k in prop]
+    fmt = [prop["format"]] if "format" in prop else []
+    return ", ".join([str(kind), *fmt, *bounds])
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "y" if value else "n"
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def parse_value(prop: Mapping[str, Any], raw: str, choices: list[tuple[str, str]] | None = None) -> Any:
+    """One typed answer from what was typed; ValueError says what is wrong."""
+    choices = _choices(prop) if choices is None else choices
+    kind = prop.get("type", "string")
+    if kind == "array":
+        picked = [_pick(part.strip(), choices) for part in raw.split(",") if part.strip()]
+        low, high = prop.get("minItems"), prop.get("maxItems")
+        if low is not None and len(picked) < low:
+            raise ValueError(f"pick at least {low}")
+        if high is not None and len(picked) > high:
+            raise ValueError(f"pick at most {high}")
+        return picked
+    if choices:
+        return _pick(raw, choices)
+    if kind == "boolean":
+        lowered = raw.lower()
+        if lowered in ("y", "yes", "true", "1"):
+            return True
+        if lowered in ("n", "no", "false", "0"):
+            return False
+        raise ValueError("answer y or n")
+    if kind in ("integer", "number"):
+        try:
+            value: int | float = int(raw) if kind == "integer" else float(raw)
+        except ValueError:
+            raise ValueError(f"enter {'a whole number' if kind == 'integer' else 'a number'}") from None
+        if "minimum" in prop and value < prop["minimum"]:
+            raise ValueError(f"must be at least {prop['minimum']}")
+        if "maximum" in prop and value > prop["maximum"]:
+            raise ValueError(f"must be at most {prop['maximum']}")
+        return value
+    if "minLength" in prop and len(raw) < prop["minLength"]:
+        raise ValueError(f"must be at least {prop['minLength']} characters")
+    if "maxLength" in prop and len(raw) > prop["maxLength"]:
+        raise ValueError(f"must be at most {prop['maxLength']} characters")
+    fmt = prop.get("format")
+    if fmt is not None:
+        from rondo.kinds.formschema import is_date, is_date_time, is_email, is_uri
+
+        checks: dict[str, Callable[[str], bool]] = {"email": is_email, "uri": is_uri, "date": is_date, "date-time": is_date_time}
+        if fmt in checks and not checks[fmt](raw):
+            raise ValueError(f"not a valid {fmt}")
+    return raw
+
+
+def _pick(raw: str, choices: list[tuple[str, str]]) -> str:
+    if raw.isdigit() and 1 <= int(raw) <= len(choices):
+        return choices[int(raw) - 1][0]
+    for value, title in choices:
+        if raw in (value, title):
+            return value
+    raise ValueError("choose one of: " + ", ".join(v for v, _ in choices))
+
+
+class FileAnswers:
+    """Answers from a JSON file, used in order (for scripts and tests)."""
+
+    def __init__(self, answers: Any) -> None:
+        self.queue = list(answers) if isinstance(answers, list) else [answers]
+
+    def __call__(self, request: ElicitRequest) -> Json:
+        if not self.queue:
+            raise ClientError(f"the answers file has no answer left for: {request.message}")
+        answer = self.queue.pop(0)
+        if isinstance(answer, Mapping) and answer.get("action") in ("accept", "decline", "cancel"):
+            return dict(answer)
+        if request.mode == "url":
+            return {"action": "accept" if answer else "decline"}
+        return {"action": "accept", "content": answer}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rondo call", description="Call a tool on an MCP server, answering its questions at the terminal.",
+    )
+    parser.add_argument("target", help="server URL (http://...) or the command that starts it (stdio)")
+    parser.add_argument("tool", nargs="?", help="tool to call (omit to list the tools)")
+    parser.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
+    parser.add_argument("--answers", metavar="FILE", help="answer elicitations from this JSON file")
+    parser.add_argument("--protocol", help="pin a protocol version (default: negotiate)")
+    parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
+                        help="extra HTTP header (repeatable)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `rondo call` (returns the exit code)."""
+    args = _parser().parse_args(argv)
+    try:
+        arguments = json.loads(args.arguments)
+    except json.JSONDecodeError as exc:
+        print(f"rondo call: arguments are not JSON: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(arguments, dict):
+        print("rondo call: arguments must be a JSON object", file=sys.stderr)
+        return 2
+    headers = {}
+    for item in args.header:
+        name, sep, value = item.partition(":")
+        if not sep:
+            print(f"rondo call: --header wants NAME:VALUE, got {item!r}", file=sys.stderr)
+            return 2
+        headers[name.strip()] = value.strip()
+    if args.answers:
+        with open(args.answers, encoding="utf-8") as fh:
+            handler: Callable[[ElicitRequest], Json] = FileAnswers(json.load(fh))
+    else:
+        handler = Prompter()
+    try:
+        return asyncio.run(_run(args, arguments, headers, handler))
+    except (ClientError, McpError, OSError) as exc:
+        print(f"rondo call: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _run(args: argparse.Namespace, arguments: Json, headers: Json, handler: Callable[[ElicitRequest], Json]) -> int:
+    from rondo.client.session import Client
+
+    async with Client(args.target, protocol=args.protocol, name="rondo-call", on_elicit=handler,
+                      elicit_modes=("form", "url"), headers=headers or None, timeout=args.timeout) as client:
+        if args.tool is None:
+            for tool in await client.list_tools():
+                line = tool.name + (f"  {tool.description}" if tool.description else "")
+                print(line.splitlines()[0] if line else line)
+            return 0
+        result = await client.call_tool(args.tool, arguments)
+    if args.json:
+        import msgspec
+
+        print(msgspec.json.encode(result).decode())
+    else:
+        for block in result.content:
+            if block.get("type") == "text":
+                print(block.get("text", ""))
+            else:
+                print(json.dumps(block))
+        if result.structured_content is not None and not result.content:
+            print(json.dumps(result.structured_content))
+    return 1 if result.is_error else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
