@@ -191,7 +191,15 @@ class Core:
         gate = self._gates.get(method)
         if gate is not None and gate not in self.server.capabilities():
             raise method_not_found(method)
-        result: dict[str, Any] = await handler(rid, method, params, env, emit, auth)
+        try:
+            result: dict[str, Any] = await handler(rid, method, params, env, emit, auth)
+        except AskInterrupt:
+            # `run` turns ctx.ask into input_required for the three methods that may ask; one
+            # reaching here came from anywhere else (a hook holding on to a Context, say).
+            raise internal_error(
+                f"{method} cannot ask for input (only tools/call, prompts/get and "
+                "resources/read can)"
+            ) from None
         if "resultType" not in result:
             result["resultType"] = "complete"
         if self._result_meta is not None and "_meta" not in result:
@@ -480,6 +488,11 @@ class Core:
         value = hook(ref, argument, context_args)
         if asyncio.iscoroutine(value):
             value = await value
+        if isinstance(value, InputRequired):
+            raise internal_error(
+                "completion/complete cannot answer input_required "
+                "(only tools/call, prompts/get and resources/read can)"
+            )
         if isinstance(value, dict):
             values = list(value.get("values", []))
             completion: dict[str, Any] = {"values": values[:COMPLETION_LIMIT]}
