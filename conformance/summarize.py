@@ -181,18 +181,17 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
         if entry.split(":", 1)[0] not in statuses:
             stale.append(f"{entry} (scenario not in this requirement set)")
 
-    scored = [statuses[n] for n in requirements.scored]
-    others = [statuses[n] for n in requirements.not_scored]
-    print(
-        f"scored: {scored.count('PASS')}/{len(scored)} passed, "
-        f"{scored.count('WARN')} with warnings, {scored.count('FAIL')} failing, "
-        f"{scored.count('MISS')} missing"
-    )
-    print(
-        f"not scored: {others.count('PASS')}/{len(others)} passed, "
-        f"{others.count('WARN')} with warnings, {others.count('FAIL')} failing, "
-        f"{others.count('MISS')} missing"
-    )
+    def counts(label: str, names: list[str]) -> None:
+        got = [statuses[n] for n in names]
+        print(
+            f"{label}: {got.count('PASS')}/{len(got)} passed, {got.count('WARN')} with warnings, "
+            f"{got.count('FAIL')} failing, {got.count('MISS')} missing"
+        )
+
+    optional = [n for n, r in requirements.not_scored.items() if r in OPTIONAL_REASONS]
+    counts("scored", requirements.scored)
+    counts("not scored, required here", [n for n in requirements.not_scored if n not in optional])
+    counts("optional extensions (reported only)", optional)
     print(f"baseline: {len(expected)} expected-failure entries in {expected_path}")
     for entry in stale:
         print(f"  STALE {entry}")

@@ -28,6 +28,9 @@ summary=()
 lane_failures=0
 tests_passed=0 tests_failed=0 tests_skipped=0
 
+passed_of() {  # "N/M" from a summarize.py count line
+  grep -E "$1" "$2" | grep -oE '[0-9]+/[0-9]+' | head -n1 || echo "?"
+}
 banner() { printf '\n=== %s ===\n' "$*"; }
 record() {  # lane status detail
   summary+=("$(printf '%-22s %-6s %s' "$1" "$2" "$3")")
@@ -114,11 +117,12 @@ if (( ! fast )); then
     log="$LOG_DIR/conformance-$req.log"
     bash conformance/run-server.sh "$req" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
-    detail="$(grep -E '^(scored|not scored):' "$log" | paste -sd';' -) ($((SECONDS - start))s)"
+    detail="passed $(passed_of "^scored:" "$log") scored, $(passed_of "^not scored, required" "$log")"
+    detail+=" pending (required here), $(passed_of "^optional" "$log") optional ($((SECONDS - start))s)"
     if (( rc == 0 )); then
       record "conformance $req" PASS "$detail"
     else
-      record "conformance $req" FAIL "${detail:-runner did not complete} (results/server-$req)"
+      record "conformance $req" FAIL "$detail; see results/server-$req"
     fi
   done
 fi
