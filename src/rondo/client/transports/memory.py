@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rondo.client.errors import ProtocolError, TransportError
-from rondo.client.transports import Incoming, Json
+from rondo.client.transports import Incoming, Json, is_server_request
 
 
 class MemoryTransport:
@@ -26,12 +26,18 @@ class MemoryTransport:
 
         self._on_incoming = on_incoming
         self._conn = connect(self.server, auth=self.auth)
+        self._conn.on_message = self._notify_cb  # a legacy session's messages outside requests
 
     def _notify_cb(self, message: Json) -> None:
-        assert self._on_incoming is not None
-        task = asyncio.ensure_future(self._on_incoming(message))
+        task = asyncio.ensure_future(self._incoming(message))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _incoming(self, message: Json) -> None:
+        assert self._on_incoming is not None
+        reply = await self._on_incoming(message)
+        if reply is not None and is_server_request(message) and self._conn is not None:
+            await self._conn.send(reply)  # 2025-11-25: the answer to a server request
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
         if self._conn is None:

@@ -1,0 +1,188 @@
+"""Bad server behaviour never hangs the client: each case ends in a clear exception, in bounds.
+
+Fake servers: a tiny stdio script per misbehaviour, and a stdlib HTTP server in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import textwrap
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rondo.client import Client, InputRequiredError, ProtocolError, RequestTimeout, TransportError
+
+pytestmark = pytest.mark.slow
+
+STDIO_SERVER = """
+import json, sys, time
+mode = sys.argv[1]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    rid = msg["id"]
+    def send(obj):
+        sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
+    if mode == "malformed":
+        sys.stdout.write("this is not json\\n"); sys.stdout.flush()
+    elif mode == "wrong-id":
+        send({"jsonrpc": "2.0", "id": 999, "result": {"resultType": "complete", "tools": []}})
+    elif mode == "stall":
+        time.sleep(60)
+    elif mode == "exit":
+        sys.exit(3)
+    elif mode == "endless":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"resultType": "input_required",
+              "inputRequests": {"k": {"method": "elicitation/create", "params": {"message": "again?",
+              "requestedSchema": {"type": "object", "properties": {}}}}}}})
+"""
+
+
+@pytest.fixture
+def stdio_script(tmp_path: Path) -> Callable[[str], list[str]]:
+    script = tmp_path / "bad_server.py"
+    script.write_text(textwrap.dedent(STDIO_SERVER))
+    return lambda mode: [sys.executable, str(script), mode]
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 20))  # the outer bound: a hang fails the test
+
+
+async def call(target: Any, **options: Any) -> Any:
+    async with Client(target, protocol="2026-07-28", **options) as client:
+        return await client.call_tool("anything", {})
+
+
+def test_stdio_malformed_json(stdio_script: Callable[[str], list[str]]) -> None:
+    with pytest.raises(ProtocolError, match="malformed JSON"):
+        run(call(stdio_script("malformed")))
+
+
+def test_stdio_wrong_id(stdio_script: Callable[[str], list[str]]) -> None:
+    with pytest.raises(ProtocolError, match="never sent"):
+        run(call(stdio_script("wrong-id")))
+
+
+def test_stdio_stall_times_out(stdio_script: Callable[[str], list[str]]) -> None:
+    with pytest.raises(RequestTimeout):
+        run(call(stdio_script("stall"), timeout=0.5))
+
+
+def test_stdio_process_exit(stdio_script: Callable[[str], list[str]]) -> None:
+    with pytest.raises(TransportError, match="exited"):
+        run(call(stdio_script("exit")))
+
+
+def test_stdio_endless_input_required(stdio_script: Callable[[str], list[str]]) -> None:
+    with pytest.raises(InputRequiredError) as caught:
+        run(call(stdio_script("endless"), on_elicit=lambda r: {"action": "accept", "content": {}}, max_rounds=4))
+    assert caught.value.reason == "rounds" and caught.value.last_result["resultType"] == "input_required"
+
+
+def test_stdio_deadline(stdio_script: Callable[[str], list[str]]) -> None:
+    with pytest.raises(InputRequiredError) as caught:
+        run(call(stdio_script("endless"), on_elicit=lambda r: {"action": "accept", "content": {}},
+                 max_rounds=10**6, deadline=0.5))
+    assert caught.value.reason == "deadline"
+
+
+class Fake(BaseHTTPRequestHandler):
+    mode = "json"
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        rid = body.get("id")
+        mode = self.server.mode  # type: ignore[attr-defined]
+        if mode == "malformed":
+            self._send(200, "application/json", b"{not json")
+        elif mode == "wrong-id":
+            self._send(200, "application/json", json.dumps({"jsonrpc": "2.0", "id": "other", "result": {}}).encode())
+        elif mode == "html-500":
+            self._send(500, "text/html", b"<h1>oops</h1>")
+        elif mode == "stall-sse":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b": keep-alive\n\n")
+            self.wfile.flush()
+            self.server.stop.wait(30)  # type: ignore[attr-defined]
+        elif mode == "sse-ends":
+            self._send(200, "text/event-stream", b"event: message\ndata: \n\n")
+        elif mode == "error-400":
+            error = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "bad params"}}
+            self._send(400, "application/json", json.dumps(error).encode())
+
+    def _send(self, status: int, ctype: str, data: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def http_server() -> Iterator[Callable[[str], str]]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Fake)
+    httpd.daemon_threads = True
+    httpd.stop = threading.Event()  # type: ignore[attr-defined]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+
+    def url(mode: str) -> str:
+        httpd.mode = mode  # type: ignore[attr-defined]
+        return f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+
+    yield url
+    httpd.stop.set()  # type: ignore[attr-defined]
+    httpd.shutdown()
+
+
+async def list_tools(url: str, **options: Any) -> Any:
+    async with Client(url, protocol="2026-07-28", **options) as client:
+        return await client.list_tools()
+
+
+@pytest.mark.parametrize(("mode", "error", "match"), [
+    ("malformed", ProtocolError, "malformed JSON"),
+    ("wrong-id", ProtocolError, "answered id 'other'"),
+    ("html-500", TransportError, "HTTP 500"),
+    ("sse-ends", TransportError, "closed the response stream"),
+])
+def test_http_bad_answers(http_server: Callable[[str], str], mode: str, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        run(list_tools(http_server(mode)))
+
+
+def test_http_json_rpc_error_on_a_4xx_is_read(http_server: Callable[[str], str]) -> None:
+    from rondo.client import McpError
+
+    with pytest.raises(McpError) as caught:
+        run(list_tools(http_server("error-400")))
+    assert caught.value.code == -32602
+
+
+def test_http_stalled_stream_times_out(http_server: Callable[[str], str]) -> None:
+    with pytest.raises(RequestTimeout):
+        run(list_tools(http_server("stall-sse"), timeout=0.5))
+
+
+def test_auto_mode_falls_back_to_legacy_on_a_non_mcp_answer(http_server: Callable[[str], str]) -> None:
+    async def go() -> None:
+        async with Client(http_server("html-500")):
+            pass
+
+    # The probe's HTTP 500 says "not modern"; the handshake that follows fails the same way.
+    with pytest.raises(TransportError, match="HTTP 500"):
+        run(go())

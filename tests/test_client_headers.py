@@ -1,0 +1,84 @@
+"""Mcp-Name / Mcp-Param-* values and x-mcp-header rules (rondo.client.headers)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rondo.client.headers import InvalidToolHeaders, encode_value, header_bindings, param_headers
+
+
+def decode(value: str) -> str:
+    if value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2]).decode("utf-8")
+    return value
+
+
+@pytest.mark.parametrize(("value", "wire"), [
+    ("us-west1", "us-west1"),
+    ("us west 1", "us west 1"),
+    ("", ""),
+    (42, "42"),
+    (-7, "-7"),
+    (True, "true"),
+    (False, "false"),
+    ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+    (" padded ", "=?base64?IHBhZGRlZCA=?="),
+    ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+    ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+    ("\tindented", "=?base64?CWluZGVudGVk?="),
+])
+def test_values_from_the_spec(value: Any, wire: str) -> None:
+    assert encode_value(value) == wire
+
+
+@given(st.text())
+def test_any_string_survives_and_is_header_safe(text: str) -> None:
+    wire = encode_value(text)
+    assert decode(wire) == text
+    assert all(0x20 <= ord(ch) <= 0x7E for ch in wire)
+    assert wire == wire.strip()
+
+
+def schema(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props}
+
+
+def test_bindings_follow_properties_chains() -> None:
+    bindings = header_bindings(schema(
+        region={"type": "string", "x-mcp-header": "Region"},
+        nested={"type": "object", "properties": {"flag": {"type": "boolean", "x-mcp-header": "Flag"}}},
+        plain={"type": "string"},
+    ))
+    assert bindings == [(("region",), "Region"), (("nested", "flag"), "Flag")]
+
+
+@pytest.mark.parametrize("bad", [
+    schema(a={"type": "string", "x-mcp-header": ""}),
+    schema(a={"type": "string", "x-mcp-header": "has space"}),
+    schema(a={"type": "string", "x-mcp-header": "Colon:Name"}),
+    schema(a={"type": "string", "x-mcp-header": "Näme"}),
+    schema(a={"type": "string", "x-mcp-header": "Ctl\x01"}),
+    schema(a={"type": "string", "x-mcp-header": "Dup"}, b={"type": "integer", "x-mcp-header": "dup"}),
+    schema(a={"type": "number", "x-mcp-header": "N"}),
+    schema(a={"type": "object", "x-mcp-header": "O"}),
+    schema(a={"type": "array", "items": {"type": "string"}, "x-mcp-header": "A"}),
+    schema(a={"type": "null", "x-mcp-header": "Z"}),
+    schema(a={"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}),
+    schema(a={"anyOf": [{"type": "string", "x-mcp-header": "U"}]}),
+    {"type": "object", "$defs": {"d": {"type": "string", "x-mcp-header": "D"}}, "properties": {}},
+])
+def test_invalid_annotations_drop_the_tool(bad: dict[str, Any]) -> None:
+    with pytest.raises(InvalidToolHeaders):
+        header_bindings(bad)
+
+
+def test_param_headers_skip_null_and_absent() -> None:
+    bindings = [(("region",), "Region"), (("verbose",), "Verbose"), (("n", "count"), "Count")]
+    headers = param_headers(bindings, {"region": "eu", "verbose": None, "n": {"count": 3}})
+    assert headers == {"Mcp-Param-Region": "eu", "Mcp-Param-Count": "3"}
+    assert param_headers(bindings, None) == {}

@@ -1,0 +1,107 @@
+"""`rondo call`: typed prompts, scripted answers, and a real run against the example server."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rondo.client.handlers import ElicitRequest
+from rondo.client.terminal import FileAnswers, Prompter, parse_value
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FORM = ElicitRequest(mode="form", message="Tell me", requested_schema={
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 2, "default": "Ann"},
+        "age": {"type": "integer", "minimum": 0, "maximum": 150},
+        "ok": {"type": "boolean", "default": True},
+        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]},
+        "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}, "maxItems": 2},
+        "note": {"type": "string"},
+    },
+    "required": ["age", "size"],
+})
+
+
+def prompter(typed: str) -> tuple[Prompter, io.StringIO]:
+    out = io.StringIO()
+    return Prompter(io.StringIO(typed), out), out
+
+
+def test_form_prompts_validate_retry_and_offer_defaults() -> None:
+    ask, out = prompter("\nold\n-1\n42\n\n2\n1,3\n\n")
+    answer = ask(FORM)
+    assert answer == {"action": "accept", "content": {
+        "name": "Ann", "age": 42, "ok": True, "size": "l", "tags": ["a", "c"]}}
+    shown = out.getvalue()
+    assert "enter a whole number" in shown and "must be at least 0" in shown
+    assert "[Ann]" in shown and "[y]" in shown and "2. Large (l)" in shown
+
+
+@pytest.mark.parametrize(("typed", "action"), [(":decline\n", "decline"), (":cancel\n", "cancel"), ("", "cancel")])
+def test_refusing_a_form(typed: str, action: str) -> None:
+    ask, _ = prompter(typed)
+    assert ask(FORM) == {"action": action}
+
+
+def test_url_consent_shows_the_link() -> None:
+    request = ElicitRequest(mode="url", message="Sign in", url="https://xn--e1afmkfd.example/login")
+    ask, out = prompter("y\n")
+    assert ask(request) == {"action": "accept"}
+    assert "https://xn--e1afmkfd.example/login" in out.getvalue() and "check it carefully" in out.getvalue()
+    ask, _ = prompter("\n")
+    assert ask(request) == {"action": "decline"}
+
+
+@pytest.mark.parametrize(("prop", "raw", "value"), [
+    ({"type": "number"}, "2.5", 2.5),
+    ({"type": "boolean"}, "no", False),
+    ({"type": "string", "enum": ["x", "y"]}, "y", "y"),
+    ({"type": "string", "format": "date"}, "2026-07-28", "2026-07-28"),
+])
+def test_parse_value(prop: dict[str, Any], raw: str, value: Any) -> None:
+    assert parse_value(prop, raw) == value
+
+
+@pytest.mark.parametrize(("prop", "raw"), [
+    ({"type": "integer"}, "1.5"),
+    ({"type": "boolean"}, "maybe"),
+    ({"type": "string", "enum": ["x"]}, "z"),
+    ({"type": "string", "maxLength": 2}, "abc"),
+    ({"type": "string", "format": "email"}, "nope"),
+])
+def test_parse_value_refuses(prop: dict[str, Any], raw: str) -> None:
+    with pytest.raises(ValueError):
+        parse_value(prop, raw)
+
+
+def test_file_answers_in_order() -> None:
+    answers = FileAnswers([{"color": "red"}, {"action": "decline"}, True])
+    assert answers(FORM) == {"action": "accept", "content": {"color": "red"}}
+    assert answers(FORM) == {"action": "decline"}
+    assert answers(ElicitRequest(mode="url", message="go", url="https://x.example")) == {"action": "accept"}
+    with pytest.raises(Exception, match="no answer left"):
+        answers(FORM)
+
+
+@pytest.mark.slow
+def test_rondo_call_over_stdio_with_an_answers_file(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([{"color": "green"}, {"size": "medium"}]))
+    target = f"{sys.executable} {ROOT / 'examples' / 'preferences.py'} --stdio"
+    done = subprocess.run(
+        [sys.executable, "-m", "rondo.client.terminal", target, "profile", '{"user": "ann"}', "--answers", str(answers)],
+        capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ann: color green, size medium."
+    listing = subprocess.run([sys.executable, "-m", "rondo.client.terminal", target],
+                             capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert listing.stdout.split("\n")[0].startswith("favorite_color")
