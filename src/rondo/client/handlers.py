@@ -143,7 +143,7 @@ class Handlers:
             kind.read_answer(request, answer)
         except ValueError as exc:
             raise Unanswerable(f"the {kind.name} handler's answer to {label} is malformed: {exc}") from None
-        return answer  # type: ignore[no-any-return]
+        return answer
 
     async def _dispatch(self, kind: str, params: Mapping[str, Any], label: str) -> Any:
         if kind in ("form", "url"):

@@ -95,7 +95,7 @@ async def drive(
     try:
         async with guard:
             if last is None:
-                last = await send(params)
+                last = await send(dict(params))
             while result_type(last) == INPUT_REQUIRED:
                 try:
                     requests, state = read_interim(last)

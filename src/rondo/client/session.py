@@ -18,7 +18,7 @@ import itertools
 import logging
 import shlex
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from rondo.client.cache import ResultCache
 from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
@@ -65,7 +65,7 @@ from rondo.wire.meta import (
 log = logging.getLogger("rondo.client")
 _T = TypeVar("_T")
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-_RESULT_TYPES = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
+_RESULT_TYPES: dict[str, type[Any]] = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
                  "resources/read": ReadResourceResult}
 _LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
                  "notifications/prompts/list_changed": "prompts/list",
@@ -395,6 +395,18 @@ class Client:
 
     # -- the three input_required methods ------------------------------------------------------
 
+    @overload
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, manual: Literal[False] = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult: ...
+
+    @overload
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, *, manual: bool,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult | InputRequired: ...
+
     async def call_tool(
         self,
         name: str,
@@ -419,6 +431,17 @@ class Client:
         headers = await self._param_headers(name, params.get("arguments"))
         return await self._mrtr("tools/call", params, manual, on_progress, headers)
 
+    @overload
+    async def read_resource(
+        self, uri: str, *, manual: Literal[False] = False, on_progress: ProgressCallback | None = None,
+        refresh: bool = False,
+    ) -> ReadResourceResult: ...
+
+    @overload
+    async def read_resource(
+        self, uri: str, *, manual: bool, on_progress: ProgressCallback | None = None, refresh: bool = False,
+    ) -> ReadResourceResult | InputRequired: ...
+
     async def read_resource(
         self, uri: str, *, manual: bool = False, on_progress: ProgressCallback | None = None,
         refresh: bool = False,
@@ -428,6 +451,18 @@ class Client:
             if cached is not None:
                 return convert(cached, ReadResourceResult, "resources/read result")
         return await self._mrtr("resources/read", {"uri": uri}, manual, on_progress, None)
+
+    @overload
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, manual: Literal[False] = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> GetPromptResult: ...
+
+    @overload
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None, *, manual: bool,
+        on_progress: ProgressCallback | None = None,
+    ) -> GetPromptResult | InputRequired: ...
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, manual: bool = False,
@@ -612,7 +647,7 @@ async def _maybe_await(value: Any) -> Any:
 
 def _make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any) -> Transport:
     if hasattr(target, "request") and hasattr(target, "start"):
-        return target  # type: ignore[no-any-return]
+        return target
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from rondo.client.transports.http import HttpTransport
 

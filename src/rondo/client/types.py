@@ -21,7 +21,7 @@ class _Result(msgspec.Struct, kw_only=True, rename="camel", frozen=True):
     meta: Json | None = msgspec.field(default=None, name="_meta")
 
 
-class Tool(_Result):
+class Tool(_Result, frozen=True):
     name: str
     input_schema: Json = msgspec.field(default_factory=lambda: {"type": "object"})
     title: str | None = None
@@ -32,7 +32,7 @@ class Tool(_Result):
     execution: Json | None = None
 
 
-class Resource(_Result):
+class Resource(_Result, frozen=True):
     uri: str
     name: str
     title: str | None = None
@@ -43,7 +43,7 @@ class Resource(_Result):
     icons: list[Json] | None = None
 
 
-class ResourceTemplate(_Result):
+class ResourceTemplate(_Result, frozen=True):
     uri_template: str
     name: str
     title: str | None = None
@@ -60,7 +60,7 @@ class PromptArgument(msgspec.Struct, kw_only=True, frozen=True):
     required: bool = False
 
 
-class Prompt(_Result):
+class Prompt(_Result, frozen=True):
     name: str
     title: str | None = None
     description: str | None = None
@@ -72,7 +72,7 @@ def _texts(blocks: list[Json]) -> str:
     return "\n".join(b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str))
 
 
-class CallToolResult(_Result):
+class CallToolResult(_Result, frozen=True):
     content: list[Json] = msgspec.field(default_factory=list)
     structured_content: Any = None
     is_error: bool = False
@@ -83,7 +83,7 @@ class CallToolResult(_Result):
         return _texts(self.content)
 
 
-class ReadResourceResult(_Result):
+class ReadResourceResult(_Result, frozen=True):
     contents: list[Json] = msgspec.field(default_factory=list)
     ttl_ms: int | None = None
     cache_scope: str | None = None
@@ -99,18 +99,18 @@ class PromptMessage(msgspec.Struct, kw_only=True, frozen=True):
     content: Json
 
 
-class GetPromptResult(_Result):
+class GetPromptResult(_Result, frozen=True):
     messages: list[PromptMessage] = msgspec.field(default_factory=list)
     description: str | None = None
 
 
-class Completion(_Result):
+class Completion(_Result, frozen=True):
     values: list[str] = msgspec.field(default_factory=list)
     total: int | None = None
     has_more: bool = False
 
 
-class DiscoverResult(_Result):
+class DiscoverResult(_Result, frozen=True):
     supported_versions: list[str] = msgspec.field(default_factory=list)
     capabilities: Json = msgspec.field(default_factory=dict)
     instructions: str | None = None

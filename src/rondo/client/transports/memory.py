@@ -53,7 +53,7 @@ class MemoryTransport:
             raise TransportError(f"server dropped request {message.get('id')!r} without answering")
         if response.get("id") != message.get("id"):
             raise ProtocolError(f"server answered id {response.get('id')!r} to request {message.get('id')!r}")
-        return response  # type: ignore[no-any-return]
+        return response
 
     async def after_handshake(self) -> None:
         return None
