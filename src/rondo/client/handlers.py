@@ -92,6 +92,7 @@ class Handlers:
         on_roots: RootsHandler | Collection[Any] | None = None,
         elicit_modes: Collection[str] = ("form",),
         sampling_tools: bool = False,
+        extra_capabilities: Mapping[str, Any] | None = None,
     ) -> None:
         unknown = set(elicit_modes) - {"form", "url"}
         if unknown:
@@ -101,16 +102,20 @@ class Handlers:
         self.on_roots = on_roots
         self.elicit_modes = frozenset(elicit_modes) if on_elicit else frozenset()
         self.sampling_tools = sampling_tools
+        self.extra_capabilities = dict(extra_capabilities or {})
 
     def capabilities(self) -> Json:
-        """ClientCapabilities naming exactly what the installed handlers can answer."""
-        caps: Json = {}
+        """ClientCapabilities naming exactly what the installed handlers can answer (plus what
+        the caller declared it answers itself, in manual mode)."""
+        from rondo.kinds import merge_capabilities
+
+        caps: Json = merge_capabilities({}, self.extra_capabilities)
         if self.elicit_modes:
-            caps["elicitation"] = {mode: {} for mode in sorted(self.elicit_modes)}
+            merge_capabilities(caps, {"elicitation": {mode: {} for mode in sorted(self.elicit_modes)}})
         if self.on_sample is not None:
-            caps["sampling"] = {"tools": {}} if self.sampling_tools else {}
+            merge_capabilities(caps, {"sampling": {"tools": {}} if self.sampling_tools else {}})
         if self.on_roots is not None:
-            caps["roots"] = {}
+            merge_capabilities(caps, {"roots": {}})
         return caps
 
     async def answer_all(self, requests: Mapping[str, Json]) -> dict[str, Json]:

@@ -84,7 +84,8 @@ class Client:
     """An MCP client for one server. Use it as `async with Client(target, ...) as client:`.
 
     Handlers (`on_elicit`, `on_sample`, `on_roots`, sync or async) answer what the server asks
-    for; only installed ones are declared as capabilities. `protocol` pins a version (a
+    for; only installed ones are declared as capabilities (`capabilities` adds what you answer
+    yourself with `manual=True`). `protocol` pins a version (a
     2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
     `deadline` bound each input_required exchange; `timeout` bounds each request.
@@ -102,6 +103,7 @@ class Client:
         on_roots: RootsHandler | Collection[Any] | None = None,
         elicit_modes: Collection[str] = ("form",),
         sampling_tools: bool = False,
+        capabilities: Mapping[str, Any] | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         deadline: float | None = None,
         timeout: float | None = 60.0,
@@ -117,7 +119,8 @@ class Client:
         self.protocol = None if protocol == "auto" else protocol
         self.client_info: Json = {"name": name, "version": version or _version()}
         self.handlers = Handlers(on_elicit=on_elicit, on_sample=on_sample, on_roots=on_roots,
-                                 elicit_modes=elicit_modes, sampling_tools=sampling_tools)
+                                 elicit_modes=elicit_modes, sampling_tools=sampling_tools,
+                                 extra_capabilities=capabilities)
         self.max_rounds = max_rounds
         self.deadline = deadline
         self.timeout = timeout
