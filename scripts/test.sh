@@ -9,7 +9,7 @@ set -uo pipefail
 # Flip to 1 once `mypy` is clean on src/rondo: until then type errors are reported, not fatal.
 STRICT_TYPES=0
 # Requirement sets the conformance lane runs (each needs conformance/expected-failures-server-REQ.yaml).
-CONFORMANCE_REQUIREMENTS=(2026-07-28)
+CONFORMANCE_REQUIREMENTS=(2026-07-28 2025-11-25)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
