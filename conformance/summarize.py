@@ -191,7 +191,8 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
     optional = [n for n, r in requirements.not_scored.items() if r in OPTIONAL_REASONS]
     counts("scored", requirements.scored)
     counts("not scored, required here", [n for n in requirements.not_scored if n not in optional])
-    counts("optional extensions (reported only)", optional)
+    if optional:
+        counts("optional extensions (reported only)", optional)
     print(f"baseline: {len(expected)} expected-failure entries in {expected_path}")
     for entry in stale:
         print(f"  STALE {entry}")

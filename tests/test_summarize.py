@@ -1,0 +1,129 @@
+"""conformance/summarize.py judges runs strictly: the verdict for each kind of outcome."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("summarize", ROOT / "conformance/summarize.py")
+assert _spec and _spec.loader
+summarize = importlib.util.module_from_spec(_spec)
+sys.modules["summarize"] = summarize  # dataclasses look their module up there
+_spec.loader.exec_module(summarize)
+
+REQUIREMENTS = """\
+# comment
+server:
+  - alpha
+  - beta
+
+client:
+  - some-client-thing
+
+not_scored:
+  - scenario: pending-one
+    leg: server
+    reason: pending
+    note: >-
+      the reference fixture: cannot pass it yet
+  - scenario: tasks-x
+    leg: server
+    reason: extension
+  - scenario: client-only
+    leg: client
+    reason: extension
+"""
+
+
+def write_run(root: Path, statuses: dict[str, list[tuple[str, str]]], stamp: str) -> None:
+    for scenario, checks in statuses.items():
+        folder = root / f"server-{scenario}-{stamp}"
+        folder.mkdir(parents=True)
+        body = [{"id": cid, "status": st, "errorMessage": f"{cid} went {st}"} for cid, st in checks]
+        (folder / "checks.json").write_text(json.dumps(body))
+
+
+def judge(tmp_path: Path, statuses, expected: str = "server: []\n") -> int:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    req = tmp_path / "req.yaml"
+    req.write_text(REQUIREMENTS)
+    ef = tmp_path / "expected-failures-server-2026-07-28.yaml"
+    ef.write_text(expected)
+    results = tmp_path / "results"
+    write_run(results, statuses, "2026-01-01T00-00-00-000Z")
+    return summarize.main([str(results), str(ef), "--requirements", str(req)])
+
+
+ALL_PASS = {
+    "alpha": [("a1", "SUCCESS"), ("wire-schema-valid", "SUCCESS")],
+    "beta": [("b1", "SUCCESS"), ("b2", "INFO")],
+    "pending-one": [("p1", "SUCCESS")],
+    "tasks-x": [("t1", "SUCCESS")],
+}
+
+
+def test_requirements_parser_reads_scored_and_server_not_scored(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text(REQUIREMENTS)
+    parsed = summarize.parse_requirements(path)
+    assert parsed.scored == ["alpha", "beta"]
+    assert parsed.not_scored == {"pending-one": "pending", "tasks-x": "extension"}
+
+
+def test_all_passing_is_ok(tmp_path, capsys):
+    assert judge(tmp_path, ALL_PASS) == 0
+    out = capsys.readouterr().out
+    assert "scored: 2/2 passed" in out and "verdict: OK" in out
+
+
+@pytest.mark.parametrize(
+    ("scenario", "status", "verdict"),
+    [
+        ("alpha", "FAILURE", 1),
+        ("alpha", "WARNING", 1),  # warnings fail, like the runner's baseline mode
+        ("pending-one", "FAILURE", 1),  # pending scenarios must pass too
+        ("pending-one", "WARNING", 1),
+        ("tasks-x", "FAILURE", 0),  # optional extension: reported only
+    ],
+)
+def test_failures_and_warnings(tmp_path, scenario, status, verdict):
+    statuses = {**ALL_PASS, scenario: [("x1", status)]}
+    assert judge(tmp_path, statuses) == verdict
+
+
+def test_missing_required_scenario_fails_but_missing_extension_does_not(tmp_path):
+    assert judge(tmp_path / "a", {k: v for k, v in ALL_PASS.items() if k != "beta"}) == 1
+    assert judge(tmp_path / "b", {k: v for k, v in ALL_PASS.items() if k != "tasks-x"}) == 0
+
+
+def test_baselined_failures_pass_and_stale_entries_fail(tmp_path, capsys):
+    failing = {**ALL_PASS, "alpha": [("a1", "FAILURE"), ("a2", "SUCCESS")]}
+    assert judge(tmp_path / "whole", failing, "server:\n  - alpha\n") == 0
+    assert judge(tmp_path / "check", failing, "server:\n  - alpha:a1  # why\n") == 0
+    capsys.readouterr()
+    assert judge(tmp_path / "other", failing, "server:\n  - alpha:a2\n") == 1
+    out = capsys.readouterr().out
+    assert "STALE alpha:a2" in out and "alpha:a1 FAILURE" in out
+    assert judge(tmp_path / "stale", ALL_PASS, "server:\n  - beta\n") == 1
+    assert judge(tmp_path / "unknown", ALL_PASS, "server:\n  - nowhere\n") == 1
+
+
+def test_latest_run_of_a_scenario_wins(tmp_path):
+    results = tmp_path / "results"
+    write_run(results, {"alpha": [("a1", "FAILURE")]}, "2026-01-01T00-00-00-000Z")
+    write_run(results, {"alpha": [("a1", "SUCCESS")]}, "2026-01-02T00-00-00-000Z")
+    loaded = summarize.load_results(results)
+    assert loaded["alpha"].status == "PASS"
+
+
+def test_duplicate_check_ids_collapse_most_severe_first():
+    scenario = summarize.Scenario(
+        "s", [{"id": "x", "status": "WARNING"}, {"id": "x", "status": "FAILURE"}]
+    )
+    assert scenario.failing["x"]["status"] == "FAILURE"
+    assert scenario.status == "FAIL"
