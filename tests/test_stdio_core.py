@@ -250,3 +250,23 @@ def test_nothing_but_json_on_stdout_even_with_logging(tmp_path):
         assert p.p.stderr is not None
     finally:
         p.kill()
+
+
+def test_stdin_from_dev_null_exits_at_once(app_file):
+    """epoll refuses /dev/null: the server must still see end of input and exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rondo", "run", str(app_file)],
+        stdin=subprocess.DEVNULL, capture_output=True, timeout=20,
+    )
+    assert done.returncode == 0 and done.stdout == b""
+
+
+def test_stdin_from_a_regular_file(app_file, tmp_path):
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(json.dumps(request("server/discover", id=1)) + "\n")
+    with requests.open("rb") as stdin:
+        done = subprocess.run([sys.executable, "-m", "rondo", "run", str(app_file)],
+                              stdin=stdin, capture_output=True, timeout=20)
+    assert done.returncode == 0
+    (line,) = done.stdout.splitlines()
+    assert json.loads(line)["result"]["resultType"] == "complete"

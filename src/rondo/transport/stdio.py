@@ -158,9 +158,11 @@ async def serve(
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=max_message)
     try:
+        if not _pollable(stdin):
+            raise ValueError("stdin cannot be polled")
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     except (ValueError, OSError):
-        # Not a pipe (a regular file, say): read it in a thread instead.
+        # Not a pollable pipe (a regular file, /dev/null): read it in a thread instead.
         await _feed_from_thread(stdin, reader, loop)
     while True:
         try:
@@ -177,6 +179,20 @@ async def serve(
             continue
         session.feed(line)
     await session.drain()
+
+
+def _pollable(stdin: BinaryIO) -> bool:
+    """Can the event loop watch this file? epoll refuses some character devices (/dev/null)
+    only when the loop registers them, after `connect_read_pipe` has returned, which would
+    leave the server waiting forever for input that never comes."""
+    import selectors
+
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(stdin.fileno(), selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
