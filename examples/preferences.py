@@ -5,7 +5,7 @@ It asks with `ctx.ask(...)`: on the 2026-07-28 wire a missing answer ends the ro
 answer. Nothing is kept on the server between rounds: earlier answers travel, sealed, in the
 request state.
 
-    python examples/preferences.py             # demo: serve over HTTP, walk every flow, print it
+    python examples/preferences.py             # demo: serve over HTTP, walk the flows with rondo.Client
     python examples/preferences.py --stdio     # serve over stdio
     python examples/preferences.py --http 8000 # serve at http://127.0.0.1:8000/mcp
     python examples/preferences.py --check     # check every flow in-process, over stdio and HTTP
@@ -100,7 +100,11 @@ if __name__ == "__main__":
         server.run_stdio()
     elif len(sys.argv) > 2 and sys.argv[1] == "--http":
         server.run_http(port=int(sys.argv[2]))
-    else:
+    elif len(sys.argv) > 1 and sys.argv[1] == "--check":
         from preferences_check import main
 
         raise SystemExit(main(sys.argv[1:]))
+    else:
+        from preferences_demo import main as demo
+
+        raise SystemExit(demo())

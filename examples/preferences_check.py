@@ -1,7 +1,7 @@
 """Walks every flow of `preferences.py` over a raw JSON-RPC connection and checks the wire.
 
-Used by `python examples/preferences.py` (demo: prints the exchange) and `--check` (runs every
-flow in-process, over stdio and over HTTP, and exits non-zero on any deviation). It speaks the
+Used by `python examples/preferences.py --check`: runs every flow in-process, over stdio and
+over HTTP, and exits non-zero on any deviation. It speaks the
 2026-07-28 wire by hand on purpose, so it checks what is on the wire: fresh ids, byte-exact
 request state, exact texts and error codes.
 """
@@ -294,7 +294,5 @@ def main(argv: list[str]) -> int:
                 failed = True
                 print(f"FAIL {transport}: {exc!r}")
         return 1 if failed else 0
-    print("rondo demo: the preference example over Streamable HTTP (2026-07-28, MRTR)\n")
-    asyncio.run(run("http", log=print))
-    print("\nEvery flow completed.")
-    return 0
+    print("usage: preferences.py --check")
+    return 2

@@ -103,6 +103,11 @@ class GetPromptResult(_Result, frozen=True):
     messages: list[PromptMessage] = msgspec.field(default_factory=list)
     description: str | None = None
 
+    @property
+    def text(self) -> str:
+        """The text blocks of every message, joined by newlines."""
+        return _texts([m.content for m in self.messages])
+
 
 class Completion(_Result, frozen=True):
     values: list[str] = msgspec.field(default_factory=list)
