@@ -310,13 +310,13 @@ class Core:
             ctx.input_responses = responses
         if "requestState" in params:
             token = params["requestState"]
-            if not isinstance(token, str):
-                raise invalid_params("requestState must be a string")
             policy = self.server.state_policy
             if policy is None:
+                if not isinstance(token, str):
+                    raise invalid_params("requestState must be a string")
                 ctx.state = token
             else:
-                ctx.principal = policy.principal_of(ctx)
+                # The policy refuses every bad token (non-strings included) with one message.
                 load_envelope(ctx, policy.open_for(ctx, token))
 
     async def run(self, ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: dict[str, Any]) -> Any:
@@ -354,8 +354,6 @@ class Core:
             env = envelope_for(ctx, outcome.state, requests)
             token = None
             if env is not None:
-                if ctx.principal is None:
-                    ctx.principal = policy.principal_of(ctx)
                 token = policy.seal_for(ctx, env)
         admit(ctx, requests, token is not None)
         result: dict[str, Any] = {"resultType": "input_required"}
