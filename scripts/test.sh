@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Every check the project has, in one command (CI runs exactly this via .ci/run).
 #   bash scripts/test.sh          set-up, lint, types, unit + integration tiers, example,
-#                                 official conformance runner
+#                                 official conformance runner (server and client lanes),
+#                                 interop with the official TypeScript and Python SDKs
 #   bash scripts/test.sh --fast   set-up (Python only), lint, types, unit tier; no Node, no servers
 # Exits non-zero if any lane fails; ends with one summary line per lane.
 set -uo pipefail
 
 # Flip to 1 once `mypy` is clean on src/rondo: until then type errors are reported, not fatal.
-STRICT_TYPES=0
+STRICT_TYPES=1
 # Requirement sets the conformance lane runs (each needs conformance/expected-failures-server-REQ.yaml).
 CONFORMANCE_REQUIREMENTS=(2026-07-28 2025-11-25)
 
@@ -128,6 +129,28 @@ if (( ! fast )); then
       record "conformance $req" FAIL "$detail; see results/server-$req"
     fi
   done
+
+  for req in "${CONFORMANCE_REQUIREMENTS[@]}"; do
+    banner "client conformance $req"
+    start=$SECONDS
+    log="$LOG_DIR/client-conformance-$req.log"
+    if bash conformance/run-client.sh "$req" >"$log" 2>&1; then
+      record "client conf. $req" PASS "$(tail -n1 "$log") ($((SECONDS - start))s)"
+    else
+      tail -n 40 "$log"
+      record "client conf. $req" FAIL "see $log and results/client-$req"
+    fi
+  done
+
+  banner "interop with the official SDKs"
+  start=$SECONDS
+  log="$LOG_DIR/interop.log"
+  if bash interop/run.sh >"$log" 2>&1; then
+    record interop PASS "$(grep -c 'PASS' "$log") peer checks ($((SECONDS - start))s)"
+  else
+    tail -n 40 "$log"
+    record interop FAIL "see $log"
+  fi
 fi
 
 if (( tests_passed + tests_failed == 0 )); then

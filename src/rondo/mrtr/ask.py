@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import Any
 
 import msgspec
@@ -88,7 +88,7 @@ class _Ready:
     def __init__(self, value: Any) -> None:
         self.value = value
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Generator[None, None, Any]:
         return self.value
         yield  # pragma: no cover - makes this a generator
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..wire.meta import LOG_LEVEL_RANK, PROGRESS_TOKEN
@@ -19,7 +19,7 @@ class _Done:
 
     __slots__ = ()
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Iterator[None]:
         return iter(())
 
 

@@ -234,7 +234,9 @@ class Core:
 
     # -- discovery and listing -----------------------------------------------------------------
 
-    async def _discover(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _discover(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         server = self.server
         result: dict[str, Any] = {
             "supportedVersions": list(MODERN_VERSIONS),
@@ -260,16 +262,24 @@ class Core:
         result["cacheScope"] = self.server.list_cache_scope
         return result
 
-    async def _tools_list(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _tools_list(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         return self._page(list(self.server.tools.values()), params, "tools")
 
-    async def _resources_list(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _resources_list(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         return self._page(list(self.server.resources.values()), params, "resources")
 
-    async def _templates_list(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _templates_list(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         return self._page(list(self.server.templates.values()), params, "resourceTemplates")
 
-    async def _prompts_list(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _prompts_list(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         return self._page(list(self.server.prompts.values()), params, "prompts")
 
     # -- the three methods that may ask for input ------------------------------------------------
@@ -363,7 +373,9 @@ class Core:
             result["requestState"] = token
         return result
 
-    async def _tools_call(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _tools_call(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         from .content import ToolError, text, tool_result
         from .schema import ArgumentError
 
@@ -396,7 +408,9 @@ class Core:
             return self.input_required(ctx, value)
         return tool_result(value, sig)
 
-    async def _prompts_get(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _prompts_get(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         from .content import prompt_messages
         from .schema import ArgumentError
 
@@ -437,7 +451,9 @@ class Core:
                 return template, variables
         raise resource_not_found(uri)
 
-    async def _resources_read(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _resources_read(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         from .content import resource_contents
         from .schema import ArgumentError
 
@@ -466,7 +482,9 @@ class Core:
 
     # -- completion and subscriptions ----------------------------------------------------------
 
-    async def _complete(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _complete(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         from .server import COMPLETION_LIMIT
 
         ref = params.get("ref")
@@ -503,7 +521,9 @@ class Core:
                           "hasMore": len(values) > COMPLETION_LIMIT}
         return {"completion": completion}
 
-    async def _listen(self, rid, method, params, env, emit, auth) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    async def _listen(
+        self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
+    ) -> dict[str, Any]:
         wanted = params.get("notifications")
         if not isinstance(wanted, dict):
             raise invalid_params("subscriptions/listen needs a notifications filter object")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import sys
@@ -72,7 +73,7 @@ class StdioSession:
             self.inflight[rid] = task
             if msg.get("method") == "subscriptions/listen":
                 self.listeners.add(rid)
-            task.add_done_callback(lambda _t, rid=rid: self._done(rid))
+            task.add_done_callback(functools.partial(self._forget, rid))
 
     def _legacy(self, msg: dict[str, Any]) -> bool:
         """Serve handshake-era messages: `initialize` opens the session, later ones use it.
@@ -96,7 +97,7 @@ class StdioSession:
         self.legacy.feed(msg)
         return True
 
-    def _done(self, rid: Any) -> None:
+    def _forget(self, rid: Any, _task: asyncio.Task[Any]) -> None:
         self.inflight.pop(rid, None)
         self.listeners.discard(rid)
 
