@@ -8,6 +8,8 @@ import base64
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rondo
 from helpers_core import (
@@ -32,6 +34,7 @@ from helpers_core import (
     sse_events,
 )
 from rondo import elicit
+from rondo.wire.headers import encode_value
 
 
 def make_server() -> rondo.Server:
@@ -549,3 +552,22 @@ def test_listen_over_http_streams_ack_then_changes():
     assert all(e["params"]["_meta"] == {SUB_ID: "L"} for e in events[:2])
     assert not any(e.get("method") == "notifications/prompts/list_changed" for e in events)
     assert len(server.core.subscriptions) == 0  # the stream's end removed the listener
+
+
+# -- hypothesis: any string survives the header encoding a correct client uses -------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(region=st.text(max_size=20), other=st.text(max_size=20))
+def test_any_param_value_round_trips_through_its_header(region, other):
+    message = routed({"region": region})
+    headers = http_headers(message)
+    headers["Mcp-Param-Region"] = encode_value(region)
+    response, messages = send(message, headers)
+    assert response.status_code == 200, messages
+    assert messages[0]["result"]["content"][0]["text"].startswith(f"{region}/")
+    if other != region:
+        headers["Mcp-Param-Region"] = encode_value(other)
+        response, messages = send(message, headers)
+        assert response.status_code == 400
+        assert error_of(response, messages)["code"] == HEADER_MISMATCH

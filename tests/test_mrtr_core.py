@@ -12,6 +12,8 @@ import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rondo
 from helpers_core import (
@@ -687,3 +689,38 @@ def test_async_sleep_between_rounds_does_not_matter():
                                          "inputResponses": {"name": accept({"name": "Z"})}})
     assert text_of(final) == "Hello Z"
 
+
+
+# -- hypothesis: no answer a client can send makes the server fail -----------------------------
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=10,
+)
+_answers = st.one_of(
+    _json,
+    st.fixed_dictionaries(
+        {"action": st.sampled_from(["accept", "decline", "cancel", "ok"]) | _json},
+        optional={"content": st.fixed_dictionaries({}, optional={"name": _json, "color": _json}) | _json,
+                  "role": _json, "model": _json, "roots": _json},
+    ),
+)
+_FUZZ = Client(make_server())
+_FUZZ_STATE = {
+    tool: first_round(_FUZZ, "tools/call", {"name": "needs", "arguments": {"kind": tool}})["requestState"]
+    for tool in ("form", "url", "sampling", "roots")
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(sorted(_FUZZ_STATE)), answer=_answers)
+def test_arbitrary_answers_never_crash_the_server(kind, answer):
+    params = {"name": "needs", "arguments": {"kind": kind}, "requestState": _FUZZ_STATE[kind],
+              "inputResponses": {"q": answer}}
+    response = _FUZZ.call("tools/call", params)
+    if "error" in response:
+        assert response["error"]["code"] == INVALID_PARAMS, response
+        assert "'q'" in response["error"]["message"]
+    else:
+        assert text_of(response["result"]) == "answered"
