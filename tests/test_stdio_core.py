@@ -231,7 +231,7 @@ def test_nothing_but_json_on_stdout_even_with_logging(tmp_path):
         import logging
         import rondo
 
-        server = rondo.Server("noisy")  # default StatePolicy warns about its per-process key
+        server = rondo.Server("noisy")
 
         @server.tool
         def fail() -> str:

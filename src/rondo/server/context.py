@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..wire.meta import LOG_LEVEL_RANK, PROGRESS_TOKEN
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .server import Server
 
 Emit = Callable[[dict[str, Any]], None]

@@ -6,8 +6,8 @@ Transports call `Core.handle` (stdio, memory) or the finer steps (`envelope`, `c
 
 from __future__ import annotations
 
-import asyncio
 import base64
+import inspect
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -168,8 +168,6 @@ class Core:
             return {"jsonrpc": "2.0", "id": rid, "result": result}
         except McpError as exc:
             return error_response(rid if _valid_id(rid) else None, exc)
-        except asyncio.CancelledError:
-            raise
         except Exception:
             log.exception("unexpected failure answering a request")
             return error_response(rid if _valid_id(rid) else None, internal_error())
@@ -229,7 +227,7 @@ class Core:
                 return False
             return bool(component.signature.is_async)
         if method == "completion/complete":
-            return asyncio.iscoroutinefunction(server.completion_handler)
+            return inspect.iscoroutinefunction(server.completion_handler)
         return method == "subscriptions/listen"
 
     # -- discovery and listing -----------------------------------------------------------------
@@ -502,7 +500,7 @@ class Core:
         hook = self.server.completion_handler
         assert hook is not None  # gated by the completions capability
         value = hook(ref, argument, context_args)
-        if asyncio.iscoroutine(value):
+        if inspect.iscoroutine(value):
             value = await value
         if isinstance(value, InputRequired):
             raise internal_error(
@@ -556,6 +554,8 @@ class Core:
         listener = Listener(rid, frozenset(flags), uris, emit)
         self.subscriptions.add(listener)
         try:
+            import asyncio  # only streams need the event loop; see transport/stdio.py
+
             await asyncio.Event().wait()  # until the client goes away (the transport cancels us)
         finally:
             self.subscriptions.remove(listener)

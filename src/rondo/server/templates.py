@@ -8,7 +8,6 @@ they are ambiguous to reverse. Values are percent-decoded after matching.
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
 
 _EXPR = re.compile(r"\{([+#]?)([A-Za-z0-9_.]+)\}")
 
@@ -45,6 +44,8 @@ class UriTemplate:
         m = self._regex.match(uri)
         if m is None:
             return None
+        from urllib.parse import unquote  # only when a template matches: keeps start-up light
+
         return {k: unquote(v) for k, v in m.groupdict().items()}
 
     def __repr__(self) -> str:

@@ -184,15 +184,14 @@ _process_keyring: Keyring | None = None
 
 
 def process_keyring() -> Keyring:
-    """The random key this process uses when none is configured (warned about once)."""
+    """The random key this process uses when none is configured.
+
+    Right for stdio (one client, one process); the HTTP transport warns about it, since
+    several workers or a restart need shared keys.
+    """
     global _process_keyring
     with _process_lock:
         if _process_keyring is None:
             _process_keyring = Keyring(secret=os.urandom(32))
-            log.warning(
-                "rondo.state: no %s configured; sealing requestState with a random per-process "
-                "key. Tokens will not survive a restart or open on another worker: multi-worker "
-                "and restart-surviving deployments need shared keys.",
-                ENV_KEYS,
-            )
         return _process_keyring
+

@@ -100,6 +100,7 @@ class HttpApp:
             None if allowed_hosts is None else frozenset(_hostname(h) for h in allowed_hosts)
         )
         self.keepalive = keepalive
+        _warn_process_key(server)
         # The 2025-11-25 era (sessions): True for the defaults, a LegacyConfig, or False for none.
         self.legacy: Any = None
         if legacy:
@@ -356,6 +357,21 @@ class HttpApp:
             await send({"type": "http.response.body", "body": _sse(final), "more_body": False})
         except OSError:
             task.cancel()
+
+
+def _warn_process_key(server: Server) -> None:
+    policy = server.state_policy
+    if policy is None:
+        return
+    from ..state.keys import ENV_KEYS
+
+    if policy.ephemeral:
+        log.warning(
+            "rondo: no %s configured, so request state is sealed with a random per-process key: "
+            "it will not open on another worker or after a restart. Set shared keys "
+            "(python -m rondo.state) for multi-worker or load-balanced deployments.",
+            ENV_KEYS,
+        )
 
 
 async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:

@@ -1,140 +1,114 @@
-"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr only."""
+"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr only.
+
+Hosts spawn stdio servers on demand, so start-up time counts. Most requests (lists, discover,
+plain `def` handlers, every MRTR round of them) finish without awaiting anything, so `run`
+answers them synchronously, without importing asyncio at all. The first message that needs
+the event loop (an `async def` handler, `subscriptions/listen`, a cancellation, a legacy
+`initialize`) hands the rest of the input over to `stdio_loop.serve`.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import functools
 import logging
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..server.dispatch import error_response
+from ..server.dispatch import error_response, request_shape
 from ..wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
 
 if TYPE_CHECKING:
     from ..server.server import Server
 
-log = logging.getLogger("rondo.stdio")
-
 DEFAULT_MAX_MESSAGE = 4 * 1024 * 1024
-_encode = msgspec.json.encode
+_CHUNK = 65536
 _decode = msgspec.json.decode
+_encode = msgspec.json.encode
 
 
-class StdioSession:
-    """Reads messages, runs each request as its own task, writes one line per message."""
+class LineReader:
+    """Blocking reads of newline-delimited messages from a file descriptor, bounded in size."""
 
-    def __init__(
-        self,
-        server: Server,
-        write: Callable[[bytes], None],
-        *,
-        auth: Any = None,
-    ) -> None:
-        self.server = server
-        self._write = write
-        self.auth = auth
-        self.inflight: dict[Any, asyncio.Task[Any]] = {}
-        self.listeners: set[Any] = set()
-        self._handle = server.core.handle
-        self.legacy: Any = None  # a PipeSession once a handshake-era client sends initialize
+    TOO_LARGE = object()
 
-    def send(self, message: dict[str, Any]) -> None:
-        self._write(_encode(message) + b"\n")
+    def __init__(self, fd: int, max_message: int) -> None:
+        self.fd = fd
+        self.max_message = max_message
+        self.buffer = b""
+        self.eof = False
 
-    def feed(self, line: bytes) -> None:
-        """Take one line from the client."""
-        if not line.strip():
-            return
-        try:
-            msg = _decode(line)
-        except msgspec.DecodeError:
-            self.send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
-            return
-        if not isinstance(msg, dict):
-            self.send(error_response(None, McpError(INVALID_REQUEST, "Invalid Request: expected a JSON object")))
-            return
-        if (self.legacy is not None or msg.get("method") == "initialize") and self._legacy(msg):
-            return
-        if "id" not in msg:
-            self._notification(msg)
-            return
-        rid = msg["id"]
-        if isinstance(rid, str | int) and not isinstance(rid, bool) and rid in self.inflight:
-            self.send(error_response(None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}")))
-            return
-        task = asyncio.ensure_future(self._run(msg))
-        if isinstance(rid, str | int) and not isinstance(rid, bool):
-            self.inflight[rid] = task
-            if msg.get("method") == "subscriptions/listen":
-                self.listeners.add(rid)
-            task.add_done_callback(functools.partial(self._forget, rid))
+    def next_line(self) -> bytes | object | None:
+        """The next line (without its newline), TOO_LARGE, or None at end of input."""
+        while True:
+            end = self.buffer.find(b"\n")
+            if end != -1:
+                line, self.buffer = self.buffer[:end], self.buffer[end + 1 :]
+                return line if end <= self.max_message else self.TOO_LARGE
+            if len(self.buffer) > self.max_message:
+                self._skip_rest()
+                return self.TOO_LARGE
+            chunk = os.read(self.fd, _CHUNK) if not self.eof else b""
+            if not chunk:
+                self.eof = True
+                line, self.buffer = self.buffer, b""
+                return line if line.strip() else None
+            self.buffer += chunk
 
-    def _legacy(self, msg: dict[str, Any]) -> bool:
-        """Serve handshake-era messages: `initialize` opens the session, later ones use it.
+    def _skip_rest(self) -> None:
+        """Throw away an oversized line up to its newline, in bounded chunks."""
+        self.buffer = b""
+        while True:
+            chunk = os.read(self.fd, _CHUNK)
+            if not chunk:
+                self.eof = True
+                return
+            end = chunk.find(b"\n")
+            if end != -1:
+                self.buffer = chunk[end + 1 :]
+                return
 
-        Messages carrying modern `_meta` stay on the 2026-07-28 path either way.
-        """
-        from ..server.legacy import PipeSession, has_modern_meta, is_legacy_start
 
-        if self.legacy is None:
-            if not is_legacy_start(msg):
-                return False
-            legacy = PipeSession(self.server, self.send, auth=self.auth)
-            self.send(legacy.start(msg))
-            if legacy.session is not None:
-                self.legacy = legacy
-            else:
-                legacy.close()
-            return True
-        if has_modern_meta(msg):
-            return False
-        self.legacy.feed(msg)
+def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], None]) -> bool:
+    """Answer `line` without an event loop if nothing in it can wait; False hands it over."""
+    if not line.strip():
         return True
-
-    def _forget(self, rid: Any, _task: asyncio.Task[Any]) -> None:
-        self.inflight.pop(rid, None)
-        self.listeners.discard(rid)
-
-    def _notification(self, msg: dict[str, Any]) -> None:
-        if msg.get("method") == "notifications/cancelled":
-            params = msg.get("params")
-            rid = params.get("requestId") if isinstance(params, dict) else None
-            task = self.inflight.get(rid) if isinstance(rid, str | int) else None
-            if task is not None:
-                task.cancel()
-
-    async def _run(self, msg: dict[str, Any]) -> None:
-        try:
-            response = await self._handle(msg, emit=self.send, auth=self.auth)
-        except asyncio.CancelledError:
-            return  # cancelled by the client: nothing more is sent for this request
-        if response is not None:
-            self.send(response)
-
-    async def drain(self) -> None:
-        """At end of input: finish what is running, end listen streams."""
-        if self.legacy is not None:
-            await self.legacy.drain()
-        for rid in list(self.listeners):
-            task = self.inflight.get(rid)
-            if task is not None:
-                task.cancel()
-        pending = [t for t in self.inflight.values() if not t.done()]
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+    try:
+        msg = _decode(line)
+    except msgspec.DecodeError:
+        send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
+        return True
+    if not isinstance(msg, dict):
+        send(error_response(None, McpError(INVALID_REQUEST, "Invalid Request: expected a JSON object")))
+        return True
+    method = msg.get("method")
+    if method == "initialize" or "id" not in msg:
+        return False  # a legacy session or a notification: the event loop's business
+    core = server.core
+    try:
+        _, method, params, _ = request_shape(msg)
+    except McpError:
+        pass  # core.handle answers shape errors without waiting
+    else:
+        if core.may_suspend(method, params):
+            return False
+    coro = core.handle(msg, emit=send)
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        if done.value is not None:
+            send(done.value)
+        return True
+    coro.close()  # it wanted to wait after all: let the event loop run it from the start
+    return False
 
 
-def _stdout_writer(out: BinaryIO) -> Callable[[bytes], None]:
-    fd = out.fileno()
-
-    def write(data: bytes) -> None:
-        view = memoryview(data)
+def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
+    def send(message: dict[str, Any]) -> None:
+        view = memoryview(_encode(message) + b"\n")
         while view:
             try:
                 n = os.write(fd, view)
@@ -142,89 +116,38 @@ def _stdout_writer(out: BinaryIO) -> Callable[[bytes], None]:
                 continue
             view = view[n:]
 
-    return write
+    return send
 
 
-async def serve(
-    server: Server,
-    stdin: BinaryIO | None = None,
-    stdout: BinaryIO | None = None,
-    *,
-    max_message: int = DEFAULT_MAX_MESSAGE,
-) -> None:
-    """Serve until end of input."""
-    stdin = stdin or sys.stdin.buffer
-    stdout = stdout or sys.stdout.buffer
-    session = StdioSession(server, _stdout_writer(stdout))
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=max_message)
-    try:
-        if not _pollable(stdin):
-            raise ValueError("stdin cannot be polled")
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    except (ValueError, OSError):
-        # Not a pollable pipe (a regular file, /dev/null): read it in a thread instead.
-        await _feed_from_thread(stdin, reader, loop)
-    while True:
-        try:
-            line = await reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                session.feed(exc.partial)
-            break
-        except asyncio.LimitOverrunError as exc:
-            await _skip_line(reader, exc.consumed)
-            session.send(
-                error_response(None, McpError(INVALID_REQUEST, "Invalid Request: message too large"))
-            )
-            continue
-        session.feed(line)
-    await session.drain()
-
-
-def _pollable(stdin: BinaryIO) -> bool:
-    """Can the event loop watch this file? epoll refuses some character devices (/dev/null)
-    only when the loop registers them, after `connect_read_pipe` has returned, which would
-    leave the server waiting forever for input that never comes."""
-    import selectors
-
-    try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(stdin.fileno(), selectors.EVENT_READ)
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-async def _skip_line(reader: asyncio.StreamReader, consumed: int) -> None:
-    """Throw away the rest of an oversized line, in bounded chunks."""
-    while True:
-        try:
-            await reader.readuntil(b"\n")
-            return
-        except asyncio.LimitOverrunError as exc:
-            await reader.readexactly(exc.consumed)
-        except asyncio.IncompleteReadError:
-            return
-
-
-async def _feed_from_thread(
-    stdin: BinaryIO, reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop
-) -> None:
-    def pump() -> None:
-        while True:
-            chunk = stdin.read1(65536) if hasattr(stdin, "read1") else stdin.read(65536)
-            if not chunk:
-                loop.call_soon_threadsafe(reader.feed_eof)
-                return
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
-
-    loop.run_in_executor(None, pump)
-
-
-def run(server: Server) -> None:
-    """Entry point used by `Server.run_stdio()` and `rondo run`."""
+def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
+    """Serve until end of input (used by `Server.run_stdio()` and `rondo run`)."""
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    send = _writer(sys.stdout.fileno())
+    reader = LineReader(sys.stdin.fileno(), max_message)
+    while True:
+        line = reader.next_line()
+        if line is None:
+            return
+        if line is LineReader.TOO_LARGE:
+            send(error_response(None, McpError(INVALID_REQUEST, "Invalid Request: message too large")))
+            continue
+        assert isinstance(line, bytes)
+        if not answer_now(server, line, send):
+            break
+    import asyncio
+
+    from .stdio_loop import serve
+
+    preread = line + b"\n" + reader.buffer
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(server))
+        asyncio.run(serve(server, max_message=max_message, preread=preread))
+
+
+def __getattr__(name: str) -> Any:
+    # The asyncio side, for code that drives stdio from its own event loop.
+    if name in ("serve", "StdioSession"):
+        from . import stdio_loop
+
+        return getattr(stdio_loop, name)
+    raise AttributeError(name)
