@@ -213,10 +213,10 @@ class Core:
         server = self.server
         if method == "tools/call":
             tool = server.tools.get(params.get("name"))  # type: ignore[arg-type]
-            return tool is not None and tool.signature.is_async
+            return tool is not None and _waits(tool.signature)
         if method == "prompts/get":
             prompt = server.prompts.get(params.get("name"))  # type: ignore[arg-type]
-            return prompt is not None and prompt.signature.is_async
+            return prompt is not None and _waits(prompt.signature)
         if method == "resources/read":
             uri = params.get("uri")
             if not isinstance(uri, str):
@@ -225,7 +225,7 @@ class Core:
                 component, _ = self.find_resource(uri)
             except McpError:
                 return False
-            return bool(component.signature.is_async)
+            return _waits(component.signature)
         if method == "completion/complete":
             return inspect.iscoroutinefunction(server.completion_handler)
         return method == "subscriptions/listen"
@@ -335,6 +335,8 @@ class Core:
             if sig.is_async:
                 return await fn(**kwargs)
             ctx._sync = True
+            if sig.threaded:
+                return await _in_thread(ctx, fn, kwargs)
             return fn(**kwargs)
         except AskInterrupt:
             return InputRequired()
@@ -560,6 +562,26 @@ class Core:
         finally:
             self.subscriptions.remove(listener)
         return {"_meta": {SUBSCRIPTION_ID: rid}}  # pragma: no cover - only reached if woken
+
+
+def _waits(sig: Any) -> bool:
+    return bool(sig.is_async or sig.threaded)
+
+
+async def _in_thread(ctx: Context, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Run a blocking handler in a worker thread; its notifications hop back to the loop."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    emit = ctx._emit
+    if emit is not None:
+
+        def hop(note: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(emit, note)
+
+        ctx._emit = hop
+    ctx._loop = loop
+    return await asyncio.to_thread(fn, **kwargs)
 
 
 def _valid_id(rid: Any) -> bool:

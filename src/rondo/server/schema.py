@@ -70,6 +70,7 @@ class Signature:
         "output_schema",
         "context_param",
         "is_async",
+        "threaded",
         "param_names",
         "_struct",
         "_strict",
@@ -83,6 +84,7 @@ class Signature:
     output_schema: dict[str, Any] | None
     context_param: str | None
     is_async: bool
+    threaded: bool  # a blocking plain `def` the core runs in a worker thread (`thread=True`)
     param_names: tuple[str, ...]
     _struct: Any  # the msgspec Struct type of the parameters; None with an explicit schema
     _strict: bool
@@ -251,6 +253,7 @@ def _build(
     sig = Signature()
     sig.context_param = context_param
     sig.is_async = _is_async(fn)
+    sig.threaded = False
     sig.param_names = tuple(f[0] for f in fields)
     sig._strict = strict
     sig._extras = extras

@@ -28,6 +28,13 @@ _DEFAULT: Any = object()
 COMPLETION_LIMIT = 100
 
 
+def _thread(sig: Any, thread: bool, what: str) -> None:
+    if thread:
+        if sig.is_async:
+            raise ValueError(f"{what}: thread=True is for plain def handlers, not async ones")
+        sig.threaded = True
+
+
 class Server:
     """An MCP server: register tools, resources and prompts, then serve it over any transport.
 
@@ -108,6 +115,7 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        thread: bool = False,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -123,8 +131,13 @@ class Server:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        thread: bool = False,
     ) -> Any:
-        """Register a function as a tool; its parameters' type hints become the input schema."""
+        """Register a function as a tool; its parameters' type hints become the input schema.
+
+        Plain `def` handlers run on the event loop, so they must not block; pass `thread=True`
+        for one that does (file or network I/O, heavy computation) to run it in a worker thread.
+        """
 
         def register(f: F) -> F:
             from .schema import tool_signature
@@ -135,6 +148,7 @@ class Server:
             if input_schema is not None and input_schema.get("type") != "object":
                 raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object'")
             sig = tool_signature(f, input_schema=input_schema, output_schema=output_schema)
+            _thread(sig, thread, tool_name)
             wire = tool_wire(
                 tool_name,
                 title=title,
@@ -165,8 +179,12 @@ class Server:
         meta: dict[str, Any] | None = None,
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
+        thread: bool = False,
     ) -> Callable[[F], F]:
-        """Register a resource at a static URI, or a template such as `notes://{id}`."""
+        """Register a resource at a static URI, or a template such as `notes://{id}`.
+
+        `thread=True` runs a blocking plain `def` handler in a worker thread.
+        """
         check_cache(ttl_ms, cache_scope)
         if not isinstance(uri, str) or ":" not in uri:
             raise ValueError(f"resource URI must be absolute (have a scheme), got {uri!r}")
@@ -186,6 +204,7 @@ class Server:
                     raise ValueError(f"resource {uri!r} is registered twice")
                 sig = template_signature(f, ())
                 wire["uri"] = uri
+            _thread(sig, thread, uri)
             wire["name"] = name or f.__name__
             for key, value in (
                 ("title", title),
@@ -222,6 +241,7 @@ class Server:
         description: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        thread: bool = False,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -234,8 +254,12 @@ class Server:
         description: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        thread: bool = False,
     ) -> Any:
-        """Register a prompt; its string parameters become the prompt's arguments."""
+        """Register a prompt; its string parameters become the prompt's arguments.
+
+        `thread=True` runs a blocking plain `def` handler in a worker thread.
+        """
 
         def register(f: F) -> F:
             from .schema import prompt_signature
@@ -244,6 +268,7 @@ class Server:
             if prompt_name in self.prompts:
                 raise ValueError(f"prompt {prompt_name!r} is registered twice")
             sig, arguments = prompt_signature(f)
+            _thread(sig, thread, prompt_name)
             wire: dict[str, Any] = {"name": prompt_name}
             for key, value in (
                 ("title", title),
