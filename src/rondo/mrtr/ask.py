@@ -31,11 +31,20 @@ def digest(request: Mapping[str, Any]) -> str:
 class AskBook:
     """Per-request record of answers (carried and new) and of the questions still open."""
 
-    __slots__ = ("carried", "asked", "answers", "pending")
+    __slots__ = ("carried", "asked", "answers", "pending", "sealed")
 
-    def __init__(self, carried: Mapping[str, Any] | None, asked: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self,
+        carried: Mapping[str, Any] | None,
+        asked: Mapping[str, Any] | None,
+        *,
+        sealed: bool = False,
+    ) -> None:
         self.carried: dict[str, Any] = dict(carried) if isinstance(carried, Mapping) else {}
         self.asked: dict[str, Any] = dict(asked) if isinstance(asked, Mapping) else {}
+        # True when this round came with our sealed state: then only answers to the questions
+        # that state says were asked count, and carried answers cannot be overridden.
+        self.sealed = sealed
         self.answers: dict[str, list[Any]] = {}  # key -> [digest, raw answer]
         self.pending: dict[str, Any] = {}
 
@@ -68,7 +77,7 @@ def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dic
         except ValueError as exc:
             raise internal_error(f"ctx.ask({key!r}): {exc}") from None
         d = digest(request)
-        if key in responses and book.asked.get(key, d) == d:
+        if key in responses and (book.asked.get(key) == d if book.sealed else True):
             raw = responses[key]
             found[key] = _read(kind, key, request, raw)
             book.answers[key] = [d, raw]
@@ -129,4 +138,4 @@ def load_envelope(ctx: Any, opened: Any) -> None:
 
         raise rejected()
     ctx.state = opened.get(USER)
-    ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED))
+    ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED), sealed=True)
