@@ -1,4 +1,4 @@
-"""Docs stay true: every ```python block in docs/**/*.md is a file, and every such file runs.
+"""Docs stay true: every ```python block in docs/**/*.md and README.md is a file, and every such file runs.
 
 A block's first line must be `# file: <path>` (relative to the repository root) and the block
 must equal that file's content exactly (up to trailing newlines). Each referenced file is then
@@ -65,6 +65,7 @@ def python_blocks(markdown: Path, root: Path = ROOT) -> list[Block]:
 
 def all_blocks() -> list[Block]:
     docs = sorted((ROOT / "docs").rglob("*.md")) if (ROOT / "docs").is_dir() else []
+    docs.append(ROOT / "README.md")
     return [block for doc in docs for block in python_blocks(doc)]
 
 
