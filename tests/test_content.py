@@ -3,7 +3,6 @@
 import base64
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -14,13 +13,13 @@ from hypothesis import strategies as st
 
 from rondo.server import content as C
 from rondo.server.schema import tool_signature
+from wire_schema import definition  # noqa: E402
 
-OFFICIAL = json.loads(Path("/work/shared/schema/2026-07-28.schema.json").read_text())
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 
 
 def validator(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator({**OFFICIAL, "$ref": f"#/$defs/{name}"})
+    return definition(name)
 
 
 CONTENT_BLOCK = validator("ContentBlock")

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import copy
-import functools
-import json
 import pickle
 import subprocess
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
@@ -22,25 +19,7 @@ from rondo.kinds.base import capability_gap, merge_capabilities
 from rondo.kinds.roots import ROOTS
 from rondo.server.context import Context
 from rondo.wire.errors import McpError
-
-SCHEMA_PATH = Path("/work/shared/schema/2026-07-28.schema.json")
-
-
-@functools.cache
-def official(name: str):
-    """A validator for one `$defs` entry of the official 2026-07-28 schema."""
-    jsonschema = pytest.importorskip("jsonschema")
-    if not SCHEMA_PATH.exists():
-        pytest.skip("official schema not available")
-    root = json.loads(SCHEMA_PATH.read_text())
-    root["$ref"] = f"#/$defs/{name}"
-    return jsonschema.Draft202012Validator(root)
-
-
-def assert_official(name: str, value: object) -> None:
-    errors = list(official(name).iter_errors(value))
-    assert not errors, [e.message for e in errors]
-
+from wire_schema import assert_definition as assert_official
 
 FORM = rondo.elicit.form(
     "Name?", {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}

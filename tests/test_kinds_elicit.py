@@ -7,7 +7,6 @@ import dataclasses
 import enum
 import functools
 import json
-from pathlib import Path
 from typing import Annotated, Literal, NotRequired, Required, TypedDict
 
 import msgspec
@@ -17,25 +16,7 @@ import rondo.elicit
 from rondo.kinds import ElicitResult, kind_for
 from rondo.kinds.elicit import FORM, URL
 from rondo.kinds.formschema import is_date, is_date_time, is_email, is_uri
-
-SCHEMA_PATH = Path("/work/shared/schema/2026-07-28.schema.json")
-
-
-@functools.cache
-def official(name: str):
-    """A validator for one `$defs` entry of the official 2026-07-28 schema."""
-    jsonschema = pytest.importorskip("jsonschema")
-    if not SCHEMA_PATH.exists():
-        pytest.skip("official schema not available")
-    root = json.loads(SCHEMA_PATH.read_text())
-    root["$ref"] = f"#/$defs/{name}"
-    return jsonschema.Draft202012Validator(root)
-
-
-def assert_official(name: str, value: object) -> None:
-    errors = list(official(name).iter_errors(value))
-    assert not errors, [e.message for e in errors]
-
+from wire_schema import assert_definition as assert_official
 
 EVERY_PRIMITIVE = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import json
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -19,25 +17,7 @@ import rondo.sampling
 from rondo.kinds import KINDS, kind_for, missing_capabilities
 from rondo.kinds.elicit import FORM
 from rondo.kinds.formschema import is_date, is_date_time, is_email, is_uri
-
-SCHEMA_PATH = Path("/work/shared/schema/2026-07-28.schema.json")
-
-
-@functools.cache
-def official(name: str):
-    """A validator for one `$defs` entry of the official 2026-07-28 schema."""
-    jsonschema = pytest.importorskip("jsonschema")
-    if not SCHEMA_PATH.exists():
-        pytest.skip("official schema not available")
-    root = json.loads(SCHEMA_PATH.read_text())
-    root["$ref"] = f"#/$defs/{name}"
-    return jsonschema.Draft202012Validator(root)
-
-
-def assert_official(name: str, value: object) -> None:
-    errors = list(official(name).iter_errors(value))
-    assert not errors, [e.message for e in errors]
-
+from wire_schema import assert_definition as assert_official
 
 # -- strategies: a property schema together with a value that satisfies it --------------------------
 

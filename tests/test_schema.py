@@ -26,12 +26,11 @@ from rondo.server.schema import (
     template_signature,
     tool_signature,
 )
-
-OFFICIAL = json.loads(Path("/work/shared/schema/2026-07-28.schema.json").read_text())
+from wire_schema import definition  # noqa: E402
 
 
 def official(name: str) -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator({**OFFICIAL, "$ref": f"#/$defs/{name}"})
+    return definition(name)
 
 
 def check_schema(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:

@@ -15,6 +15,7 @@ repository.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import re
@@ -208,3 +209,18 @@ def validate(message: Any, *, era: str = "2026-07-28", method: str | None = None
         raise AssertionError(
             f"{len(found)} schema violation(s) ({era}):\n  {lines}\nmessage: {shown}"
         )
+
+
+@functools.cache
+def definition(name: str, era: str = "2026-07-28") -> Draft202012Validator:
+    """A validator for one `$defs` entry of an official schema (e.g. "ContentBlock")."""
+    path = schema_dir() / f"{era}.schema.json"
+    if not path.exists():
+        raise FileNotFoundError(f"no schema for era {era!r} at {path} (set RONDO_SCHEMA_DIR)")
+    root = json.loads(path.read_text())
+    return Draft202012Validator({**root, "$ref": f"#/$defs/{name}"})
+
+
+def assert_definition(name: str, value: object, era: str = "2026-07-28") -> None:
+    errors = list(definition(name, era).iter_errors(value))
+    assert not errors, [e.message for e in errors]
