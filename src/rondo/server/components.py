@@ -111,7 +111,9 @@ def _check_header_name(name: Any, path: tuple[str, ...]) -> None:
 
 
 class Resource:
-    __slots__ = ("uri", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope")
+    """A readable resource: a static URI (`template` None) or an RFC 6570 template."""
+
+    __slots__ = ("uri", "template", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope")
 
     def __init__(
         self,
@@ -122,29 +124,9 @@ class Resource:
         mime_type: str | None,
         ttl_ms: int | None,
         cache_scope: str | None,
+        template: UriTemplate | None = None,
     ) -> None:
         self.uri = uri
-        self.fn = fn
-        self.signature = signature
-        self.wire = wire
-        self.mime_type = mime_type
-        self.ttl_ms = ttl_ms
-        self.cache_scope = cache_scope
-
-
-class ResourceTemplate:
-    __slots__ = ("template", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope")
-
-    def __init__(
-        self,
-        template: UriTemplate,
-        fn: Callable[..., Any],
-        signature: Any,
-        wire: dict[str, Any],
-        mime_type: str | None,
-        ttl_ms: int | None,
-        cache_scope: str | None,
-    ) -> None:
         self.template = template
         self.fn = fn
         self.signature = signature

@@ -446,6 +446,7 @@ class Core:
         if resource is not None:
             return resource, {}
         for template in self.server.templates.values():
+            assert template.template is not None
             variables = template.template.match(uri)
             if variables is not None:
                 return template, variables

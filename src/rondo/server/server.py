@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from .components import (
     Prompt,
     Resource,
-    ResourceTemplate,
     Tool,
     check_cache,
     describe,
@@ -92,7 +91,7 @@ class Server:
         self.state_policy = state
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
-        self.templates: dict[str, ResourceTemplate] = {}
+        self.templates: dict[str, Resource] = {}
         self.prompts: dict[str, Prompt] = {}
         self.completion_handler: Callable[..., Any] | None = None
         self._core: Core | None = None
@@ -218,8 +217,8 @@ class Server:
                 if value is not None:
                     wire[key] = value
             if "{" in uri:
-                self.templates[uri] = ResourceTemplate(
-                    template, f, sig, wire, mime_type, ttl_ms, cache_scope
+                self.templates[uri] = Resource(
+                    uri, f, sig, wire, mime_type, ttl_ms, cache_scope, template
                 )
             else:
                 self.resources[uri] = Resource(uri, f, sig, wire, mime_type, ttl_ms, cache_scope)
