@@ -33,6 +33,8 @@ for line in sys.stdin:
         sys.stdout.write(json.dumps(obj) + "\\n"); sys.stdout.flush()
     if mode == "malformed":
         sys.stdout.write("this is not json\\n"); sys.stdout.flush()
+    elif mode == "deep":
+        sys.stdout.write("[" * 100000 + "\\n"); sys.stdout.flush()
     elif mode == "wrong-id":
         send({"jsonrpc": "2.0", "id": 999, "result": {"resultType": "complete", "tools": []}})
     elif mode == "stall":
@@ -62,9 +64,10 @@ async def call(target: Any, **options: Any) -> Any:
         return await client.call_tool("anything", {})
 
 
-def test_stdio_malformed_json(stdio_script: Callable[[str], list[str]]) -> None:
+@pytest.mark.parametrize("mode", ["malformed", "deep"])
+def test_stdio_malformed_json(stdio_script: Callable[[str], list[str]], mode: str) -> None:
     with pytest.raises(ProtocolError, match="malformed JSON"):
-        run(call(stdio_script("malformed")))
+        run(call(stdio_script(mode)))
 
 
 def test_stdio_wrong_id(stdio_script: Callable[[str], list[str]]) -> None:
@@ -107,6 +110,8 @@ class Fake(BaseHTTPRequestHandler):
         mode = self.server.mode  # type: ignore[attr-defined]
         if mode == "malformed":
             self._send(200, "application/json", b"{not json")
+        elif mode == "deep":
+            self._send(200, "application/json", b"[" * 100_000)
         elif mode == "wrong-id":
             self._send(200, "application/json", json.dumps({"jsonrpc": "2.0", "id": "other", "result": {}}).encode())
         elif mode == "html-500":
@@ -156,6 +161,7 @@ async def list_tools(url: str, **options: Any) -> Any:
 
 @pytest.mark.parametrize(("mode", "error", "match"), [
     ("malformed", ProtocolError, "malformed JSON"),
+    ("deep", ProtocolError, "malformed JSON"),
     ("wrong-id", ProtocolError, "answered id 'other'"),
     ("html-500", TransportError, "HTTP 500"),
     ("sse-ends", TransportError, "closed the response stream"),

@@ -283,7 +283,8 @@ def test_streamed_body_over_the_limit_is_413_without_content_length():
     assert run(go()) == 413
 
 
-@pytest.mark.parametrize("raw", [b"{", b"", b"not json", b'{"jsonrpc": "2.0",}', b"\xff\xfe"])
+@pytest.mark.parametrize("raw", [b"{", b"", b"not json", b'{"jsonrpc": "2.0",}', b"\xff\xfe",
+                                 b"[" * 100_000 + b"]" * 100_000])
 def test_invalid_json_is_parse_error_400(raw):
     response, messages = send(None, {"content-type": "application/json", "mcp-method": "x",
                                      "mcp-protocol-version": VERSION}, raw=raw)

@@ -154,6 +154,8 @@ def test_invalid_json_then_keeps_going(proc):
     assert error["error"]["code"] == PARSE_ERROR and "id" not in error
     proc.write(b"[1, 2]\n")
     assert proc.line()["error"]["code"] == INVALID_REQUEST
+    proc.write(b"[" * 100_000 + b"\n")  # nested past the decoder's recursion limit
+    assert proc.line()["error"]["code"] == PARSE_ERROR
     proc.write(b"\n   \n")  # blank lines are ignored
     proc.send(request("server/discover", id="ok"))
     assert proc.line()["id"] == "ok"

@@ -18,6 +18,7 @@ import msgspec
 
 from ..server.dispatch import check_version, envelope, error_response, request_shape
 from ..wire.errors import (
+    DECODE_ERRORS,
     HEADER_MISMATCH,
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -153,7 +154,7 @@ class HttpApp:
             return
         try:
             msg = _decode(body)
-        except msgspec.DecodeError:
+        except DECODE_ERRORS:
             await _error(send, None, McpError(PARSE_ERROR, "Parse error: invalid JSON"))
             return
         if not isinstance(msg, dict):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..server.dispatch import error_response, request_shape
-from ..wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
+from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -78,7 +78,7 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
         return True
     try:
         msg = _decode(line)
-    except msgspec.DecodeError:
+    except DECODE_ERRORS:
         send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
         return True
     if not isinstance(msg, dict):

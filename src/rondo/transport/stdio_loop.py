@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import msgspec
 
 from ..server.dispatch import error_response
-from ..wire.errors import INVALID_REQUEST, PARSE_ERROR, McpError
+from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -54,7 +54,7 @@ class StdioSession:
             return
         try:
             msg = _decode(line)
-        except msgspec.DecodeError:
+        except DECODE_ERRORS:
             self.send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
             return
         if not isinstance(msg, dict):

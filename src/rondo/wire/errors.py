@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
+# What decoding untrusted JSON can raise: malformed input, or nesting deep enough to exhaust
+# the decoder's recursion limit (a few kilobytes of "[" do it).
+DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, RecursionError)
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601

@@ -24,6 +24,8 @@ from rondo.client.transports import Incoming, Json, is_response, is_server_reque
 from rondo.client.transports.sse import SseParser, events
 from rondo.wire.meta import PROTOCOL_VERSION
 
+from ...wire.errors import DECODE_ERRORS
+
 _NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _ACCEPT = "application/json, text/event-stream"
 
@@ -186,7 +188,7 @@ class HttpTransport:
         body = await response.aread()
         try:
             message = msgspec.json.decode(body) if body.strip() else None
-        except msgspec.DecodeError:
+        except DECODE_ERRORS:
             if response.status_code >= 400:
                 raise HttpError(response.status_code, body.decode("utf-8", "replace")) from None
             raise ProtocolError(f"server answered with malformed JSON: {body[:120]!r}") from None
@@ -227,7 +229,7 @@ class HttpTransport:
     async def _on_event(self, data: str, rid: Any) -> Json | None:
         try:
             message = msgspec.json.decode(data)
-        except msgspec.DecodeError:
+        except DECODE_ERRORS:
             raise ProtocolError(f"server sent malformed JSON in an SSE event: {data[:120]!r}") from None
         if not isinstance(message, dict):
             raise ProtocolError("server sent an SSE event that is not a JSON-RPC message")

@@ -20,6 +20,8 @@ import msgspec
 from rondo.client.errors import ProtocolError, TransportError
 from rondo.client.transports import Incoming, Json, is_response, is_server_request
 
+from ...wire.errors import DECODE_ERRORS
+
 _SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR",
              "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE", "APPDATA", "PATHEXT", "COMSPEC")
 _LINE_LIMIT = 64 * 1024 * 1024
@@ -179,7 +181,7 @@ class StdioTransport:
                     continue
                 try:
                     message = msgspec.json.decode(line)
-                except msgspec.DecodeError:
+                except DECODE_ERRORS:
                     shown = line[:120].decode("utf-8", "replace").rstrip()
                     self._fail_all(ProtocolError(f"server wrote malformed JSON on stdout: {shown!r}"))
                     return
