@@ -431,7 +431,7 @@ ROWS: list[tuple[str, str, int, bool, str]] = [
     ("HTTP `add` p50 latency (ms)", "http_p50_ms", 2, False, ""),
     ("HTTP `add` p99 latency (ms)", "http_p99_ms", 2, False, ""),
     ("HTTP `add` bad responses", "http_bad", 0, False, "0"),
-    ("HTTP MRTR `ask_color` flows/s", "mrtr_flows_per_s", 0, True, ""),
+    ("HTTP MRTR `ask_color` flows/s", "mrtr_flows_per_s", 0, True, "rondo ≥ 3x mcp"),
     ("HTTP MRTR bad responses", "mrtr_bad", 0, False, "0"),
     ("stdio `add` requests/s", "stdio_rps", 0, True, "rondo ≥ 3x mcp"),
     ("cold start, stdio, median (ms)", "cold_start_ms", 0, False, "rondo ≤ 150 ms"),
