@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..wire.errors import internal_error, missing_capability
@@ -11,7 +12,7 @@ INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
     """Raise the JSON-RPC error this outcome deserves, or return if it may go to the client."""
-    from ..kinds import kind_for, missing_capabilities
+    from ..kinds import missing_capabilities
 
     if ctx.request_method not in INPUT_METHODS:
         raise internal_error(
@@ -24,13 +25,20 @@ def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
         )
     if not input_requests and not has_state:
         raise internal_error("input_required needs at least one input request or a request state")
-    for key, request in input_requests.items():
+    check_requests(input_requests)
+    missing = missing_capabilities(input_requests, ctx.client_capabilities)
+    if missing:
+        raise missing_capability(missing)
+
+
+def check_requests(requests: Mapping[str, Any]) -> None:
+    """A handler's questions must be well formed: a bad one is the server's bug (-32603)."""
+    from ..kinds import kind_for
+
+    for key, request in requests.items():
         if not isinstance(key, str) or not key:
             raise internal_error("input request keys must be non-empty strings")
         try:
             kind_for(request).validate_request(request)
         except ValueError as exc:
             raise internal_error(f"input request {key!r} is invalid: {exc}") from None
-    missing = missing_capabilities(input_requests, ctx.client_capabilities)
-    if missing:
-        raise missing_capability(missing)

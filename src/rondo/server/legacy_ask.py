@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ..wire.errors import internal_error, invalid_params
+from ..wire.errors import invalid_params
 
 
 class AskError(RuntimeError):
@@ -64,16 +64,11 @@ def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, sin
 
 def _prepare(call: Any, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Check each question (handler bugs are -32603) and what the client can answer; build the wire form."""
-    from ..kinds import kind_for, missing_capabilities
+    from ..kinds import missing_capabilities
+    from ..mrtr.admission import check_requests
 
     session = call.session
-    for key, request in requests.items():
-        if not isinstance(key, str) or not key:
-            raise internal_error("input request keys must be non-empty strings")
-        try:
-            kind_for(request).validate_request(request)
-        except ValueError as exc:
-            raise internal_error(f"input request {key!r} is invalid: {exc}") from None
+    check_requests(requests)
     missing = missing_capabilities(requests, session.capabilities)
     if missing:
         raise ClientCannotAnswer(

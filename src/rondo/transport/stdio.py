@@ -106,15 +106,20 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     return False
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte, whatever the pipe takes per call."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            continue
+        view = view[n:]
+
+
 def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
     def send(message: dict[str, Any]) -> None:
-        view = memoryview(_encode(message) + b"\n")
-        while view:
-            try:
-                n = os.write(fd, view)
-            except BlockingIOError:
-                continue
-            view = view[n:]
+        write_all(fd, _encode(message) + b"\n")
 
     return send
 

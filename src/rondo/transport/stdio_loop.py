@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -16,6 +15,7 @@ import msgspec
 
 from ..server.dispatch import error_response
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
+from .stdio import write_all
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -132,18 +132,7 @@ class StdioSession:
 
 
 def _stdout_writer(out: BinaryIO) -> Callable[[bytes], None]:
-    fd = out.fileno()
-
-    def write(data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                n = os.write(fd, view)
-            except BlockingIOError:
-                continue
-            view = view[n:]
-
-    return write
+    return functools.partial(write_all, out.fileno())
 
 
 async def serve(
