@@ -10,41 +10,11 @@
 // interop/package.json; or copy the script next to another install and set RONDO_ROOT to the
 // repository) and the repository's .venv. Exits 0 when every check passes.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import path from 'node:path';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { EXAMPLE, PYTHON, freePort, waitForHttp } from './support.mjs';
 
-const ROOT = process.env.RONDO_ROOT ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const PYTHON = process.env.RONDO_PY ?? path.join(ROOT, '.venv', 'bin', 'python');
-const EXAMPLE = path.join(ROOT, 'examples', 'preferences.py');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForHttp(url, child) {
-  const deadline = Date.now() + 20000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      await fetch(url, { method: 'GET' });
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error('server did not start within 20 s');
-}
 
 // One favorite_color call through the client; returns what the wire showed.
 async function run(transport) {

@@ -38,15 +38,17 @@ ALL_CAPS: dict[str, Any] = {
     "roots": {},
 }
 
-# Error codes, spelled out so a test reads as the spec does.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-HEADER_MISMATCH = -32020
-MISSING_CAPABILITY = -32021
-UNSUPPORTED_VERSION = -32022
+# Error codes, re-exported so the tests import them from one place.
+from rondo.wire.errors import (  # noqa: E402, F401
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_VERSION,
+)
 
 
 def meta(
