@@ -53,6 +53,7 @@ class Context:
         "_mrtr",
         "_sync",
         "_loop",
+        "_dialect",
     )
 
     def __init__(
@@ -70,6 +71,7 @@ class Context:
         log_level: str | None = None,
         emit: Emit | None = None,
         session: Any = None,
+        dialect: Any = None,
     ) -> None:
         self.server = server
         self.request_id = request_id
@@ -90,6 +92,8 @@ class Context:
         self._mrtr: Any = None
         self._sync = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Where `ctx.ask` goes: the era's dialect (MRTR interrupt or legacy back-channel).
+        self._dialect = dialect
 
     @property
     def server_name(self) -> str:
@@ -152,15 +156,19 @@ class Context:
         directly. On the 2026-07-28 wire a missing answer ends this round with input_required;
         the handler then runs again from the top on the retry.
         """
-        from ..mrtr.ask import ask_all
-
-        return ask_all(self, {key: request}, single=key)
+        return self._ask({key: request}, key)
 
     def ask_all(self, requests: Mapping[str, Mapping[str, Any]]) -> Any:
         """Ask several independent questions at once; returns `{key: answer}`."""
-        from ..mrtr.ask import ask_all
+        return self._ask(requests, None)
 
-        return ask_all(self, requests, single=None)
+    def _ask(self, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
+        if not isinstance(requests, Mapping) or not requests:
+            raise ValueError("ask needs at least one input request")
+        dialect = self._dialect
+        if dialect is None:
+            from .modern import MODERN as dialect
+        return dialect.ask(self, requests, single)
 
     def __repr__(self) -> str:
         return f"<Context {self.request_method} id={self.request_id!r} era={self.era}>"
