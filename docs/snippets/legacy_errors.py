@@ -3,7 +3,7 @@ import asyncio
 
 import rondo
 from rondo import sampling
-from rondo.server.legacy_ask import AskError, ClientCannotAnswer
+from rondo.legacy import AskError, ClientCannotAnswer
 from rondo.transport.memory import connect
 
 server = rondo.Server("summaries")
