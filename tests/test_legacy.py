@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rondo  # noqa: E402
 from rondo import InputRequired, elicit, roots, sampling  # noqa: E402
+from rondo.legacy import ClientCannotAnswer  # noqa: E402
 from rondo.server.sessions import (  # noqa: E402
     LegacyConfig,
     LegacySession,
@@ -30,7 +31,6 @@ from rondo.server.sessions import (  # noqa: E402
     SessionTable,
     negotiate,
 )
-from rondo.legacy import ClientCannotAnswer  # noqa: E402
 from rondo.transport.memory import MemoryConnection  # noqa: E402
 from rondo.wire.meta import LEGACY_VERSIONS  # noqa: E402
 from wire_schema import violations  # noqa: E402

@@ -17,13 +17,12 @@ import inspect
 import itertools
 import logging
 import shlex
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Literal, TypeVar, overload
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from rondo.client.cache import ResultCache
 from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
 from rondo.client.handlers import ElicitHandler, Handlers, RootsHandler, SampleHandler
-from rondo.client.headers import Binding, InvalidToolHeaders, header_bindings, param_headers
 from rondo.client.legacy import answer_server_request
 from rondo.client.loop import (
     COMPLETE,
@@ -43,7 +42,7 @@ from rondo.client.types import (
     DiscoverResult,
     GetPromptResult,
     InitializeResult,
-    InputRequired,
+    PendingCall,
     Prompt,
     ReadResourceResult,
     Resource,
@@ -52,9 +51,11 @@ from rondo.client.types import (
     convert,
 )
 from rondo.wire.errors import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_VERSION, McpError
+from rondo.wire.headers import Binding, InvalidToolHeaders, header_bindings, param_headers
 from rondo.wire.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
+    INPUT_METHODS,
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
     PROGRESS_TOKEN,
@@ -64,7 +65,7 @@ from rondo.wire.meta import (
 
 log = logging.getLogger("rondo.client")
 _T = TypeVar("_T")
-MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+MRTR_METHODS = INPUT_METHODS
 _RESULT_TYPES: dict[str, type[Any]] = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
                  "resources/read": ReadResourceResult}
 _LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
@@ -72,6 +73,19 @@ _LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
                  "notifications/resources/list_changed": "resources/list"}
 _MAX_PAGES = 10_000
 ProgressCallback = Callable[[float, float | None, str | None], Any]
+# An extension's handling of a result type of its own: `async (client, method, params, result)`
+# returns the final result dict of the call (e.g. by polling a task until it ends).
+ResultHandler = Callable[["Client", str, Json, Json], Awaitable[Json]]
+
+
+class ClientExtension(Protocol):
+    """What a client-side protocol extension brings: `name` (declared under
+    `capabilities.extensions[name]` with `capability`), and `result_types`, the `resultType`
+    values it handles and how."""
+
+    name: str
+    capability: Mapping[str, Any]
+    result_types: Mapping[str, ResultHandler]
 
 
 def _version() -> str:
@@ -113,14 +127,23 @@ class Client:
         cwd: str | None = None,
         stderr: Any = None,
         on_notification: Callable[[Json], Any] | None = None,
+        extensions: Sequence[ClientExtension] = (),
     ) -> None:
         if protocol not in (None, "auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
             raise ValueError(f"unknown protocol version {protocol!r}")
         self.protocol = None if protocol == "auto" else protocol
         self.client_info: Json = {"name": name, "version": version or _version()}
+        declared = dict(capabilities or {})
+        self.result_types: dict[str, ResultHandler] = {}
+        for ext in extensions:
+            declared.setdefault("extensions", {})[ext.name] = dict(ext.capability)
+            for kind, handle in ext.result_types.items():
+                if kind in (COMPLETE, INPUT_REQUIRED) or kind in self.result_types:
+                    raise ValueError(f"resultType {kind!r} is already handled")
+                self.result_types[kind] = handle
         self.handlers = Handlers(on_elicit=on_elicit, on_sample=on_sample, on_roots=on_roots,
                                  elicit_modes=elicit_modes, sampling_tools=sampling_tools,
-                                 extra_capabilities=capabilities)
+                                 extra_capabilities=declared)
         self.max_rounds = max_rounds
         self.deadline = deadline
         self.timeout = timeout
@@ -140,6 +163,11 @@ class Client:
         self._bad_tools: dict[str, str] = {}
         self._tools_listed = False
         self._connected = False
+
+    @property
+    def _carries_headers(self) -> bool:
+        # A transport of the caller's own that says nothing carries no HTTP headers.
+        return bool(getattr(self.transport, "carries_headers", False))
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -269,7 +297,7 @@ class Client:
             if not isinstance(result, dict):
                 raise ProtocolError(f"server's answer to {method} has no result object")
             kind = result_type(result)
-            if kind not in (COMPLETE, INPUT_REQUIRED):
+            if kind not in (COMPLETE, INPUT_REQUIRED) and kind not in self.result_types:
                 raise ProtocolError(f"server answered {method} with unknown resultType {kind!r}")
             if kind == INPUT_REQUIRED and method not in MRTR_METHODS:
                 raise ProtocolError(f"server answered {method} with input_required, which {method} cannot return")
@@ -342,7 +370,7 @@ class Client:
             try:
                 bindings = header_bindings(tool.input_schema)
             except InvalidToolHeaders as exc:
-                if self.transport.name == "http":
+                if self._carries_headers:
                     log.warning("dropping tool %r: %s", tool.name, exc)
                     self._bad_tools[tool.name] = str(exc)
                     continue
@@ -408,7 +436,7 @@ class Client:
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, manual: bool,
         on_progress: ProgressCallback | None = None,
-    ) -> CallToolResult | InputRequired: ...
+    ) -> CallToolResult | PendingCall: ...
 
     async def call_tool(
         self,
@@ -417,9 +445,9 @@ class Client:
         *,
         manual: bool = False,
         on_progress: ProgressCallback | None = None,
-    ) -> CallToolResult | InputRequired:
+    ) -> CallToolResult | PendingCall:
         """Call a tool. Input requests are answered by the handlers unless `manual=True`, in
-        which case an `InputRequired` comes back for you to answer and `resume`."""
+        which case a `PendingCall` comes back for you to answer and `resume`."""
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -427,7 +455,7 @@ class Client:
         try:
             return await self._mrtr("tools/call", params, manual, on_progress, headers)
         except McpError as exc:
-            if exc.code != HEADER_MISMATCH or self.transport.name != "http":
+            if exc.code != HEADER_MISMATCH or not self._carries_headers:
                 raise
         # The server says our Mcp-Param headers are off: the schema may have changed.
         await self.list_tools(refresh=True)
@@ -443,12 +471,12 @@ class Client:
     @overload
     async def read_resource(
         self, uri: str, *, manual: bool, on_progress: ProgressCallback | None = None, refresh: bool = False,
-    ) -> ReadResourceResult | InputRequired: ...
+    ) -> ReadResourceResult | PendingCall: ...
 
     async def read_resource(
         self, uri: str, *, manual: bool = False, on_progress: ProgressCallback | None = None,
         refresh: bool = False,
-    ) -> ReadResourceResult | InputRequired:
+    ) -> ReadResourceResult | PendingCall:
         if not refresh and not manual:
             cached = self.cache.get("resources/read", uri)
             if cached is not None:
@@ -465,12 +493,12 @@ class Client:
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, manual: bool,
         on_progress: ProgressCallback | None = None,
-    ) -> GetPromptResult | InputRequired: ...
+    ) -> GetPromptResult | PendingCall: ...
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, manual: bool = False,
         on_progress: ProgressCallback | None = None,
-    ) -> GetPromptResult | InputRequired:
+    ) -> GetPromptResult | PendingCall:
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -478,7 +506,7 @@ class Client:
 
     async def resume(
         self,
-        pending: InputRequired,
+        pending: PendingCall,
         responses: Mapping[str, Any] | None = None,
         *,
         manual: bool = False,
@@ -516,6 +544,7 @@ class Client:
         return await self._finish(method, params, result, 0, manual, send)
 
     async def _finish(self, method: str, params: Json, result: Json, rounds: int, manual: bool, send: Any) -> Any:
+        result = await self._extended(method, params, result)
         if manual:
             if result_type(result) != INPUT_REQUIRED:
                 return convert(result, _RESULT_TYPES[method], f"{method} result")
@@ -524,14 +553,20 @@ class Client:
             except ValueError as exc:
                 raise InputRequiredError("malformed", f"server sent a malformed input_required result: {exc}",
                                          last_result=result, rounds=rounds) from None
-            return InputRequired(method=method, params=params, input_requests=requests,
-                                 request_state=state, rounds=rounds)
+            return PendingCall(method=method, params=params, input_requests=requests,
+                               request_state=state, rounds=rounds)
         final = await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
                             deadline=self.deadline, result=result, rounds=rounds)
+        final = await self._extended(method, params, final)
         return convert(final, _RESULT_TYPES[method], f"{method} result")
 
+    async def _extended(self, method: str, params: Json, result: Json) -> Json:
+        """A result type an extension handles (e.g. a task) is taken to its end by it."""
+        handle = self.result_types.get(result_type(result))
+        return result if handle is None else await handle(self, method, params, result)
+
     async def _param_headers(self, name: str, arguments: Any) -> dict[str, str]:
-        if self.transport.name != "http" or self.era != "modern":
+        if not self._carries_headers or self.era != "modern":
             return {}
         if name not in self._tool_headers and not self._tools_listed:
             await self.list_tools()

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 from ..mrtr.ask import load_envelope
 from ..mrtr.result import AskInterrupt, InputRequired
 from ..wire.envelope import check_version, envelope
-from ..wire.errors import McpError, internal_error, invalid_params, method_not_found, resource_not_found
+from ..wire.errors import (
+    McpError,
+    internal_error,
+    invalid_params,
+    method_not_found,
+    resource_not_found,
+)
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
 from .methods import BUILTIN, Method
 from .modern import ModernDialect

@@ -93,10 +93,10 @@ class Connection:
             if is_response(msg):
                 session.deliver(msg)  # the client's answer to one of our questions
             return None
-        dialect = self.dialect
-        assert dialect is not None
+        legacy = self.dialect
+        assert legacy is not None
         if "id" not in msg:
-            dialect.notification(session, msg)
+            legacy.notification(session, msg)
             return None
         rid = msg["id"]
         if msg.get("method") == "initialize":
@@ -107,7 +107,7 @@ class Connection:
             out(error_response(None, duplicate_id(rid)))
             return None
         call = LegacyCall(session, out)
-        return session.inflight.start(rid, self._answer_legacy(dialect, session, msg, call))
+        return session.inflight.start(rid, self._answer_legacy(legacy, session, msg, call))
 
     async def _answer_legacy(self, dialect: LegacyDialect, session: LegacySession,
                              msg: dict[str, Any], call: LegacyCall) -> None:

@@ -25,7 +25,8 @@ Listener = Callable[[dict[str, Any]], None]
 
 
 def _copy(message: dict[str, Any]) -> dict[str, Any]:
-    return _decode(_encode(message))  # type: ignore[no-any-return]
+    copied: dict[str, Any] = _decode(_encode(message))
+    return copied
 
 
 class MemoryConnection:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from rondo.wire.jsonrpc import is_response
+
 Json = dict[str, Any]
 Incoming = Callable[[Json], Awaitable[Json | None]]
 
@@ -17,6 +19,9 @@ Incoming = Callable[[Json], Awaitable[Json | None]]
 class Transport(Protocol):
     name: str
     legacy_version: str | None
+    # Does this transport carry per-request HTTP headers (so the client must send the
+    # `Mcp-Param-*` headers its tools' `x-mcp-header` annotations ask for)?
+    carries_headers: bool
 
     async def start(self, on_incoming: Incoming) -> None: ...
 
@@ -29,9 +34,8 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-def is_response(message: Mapping[str, Any]) -> bool:
-    return "id" in message and "method" not in message and ("result" in message or "error" in message)
-
-
 def is_server_request(message: Mapping[str, Any]) -> bool:
     return "method" in message and message.get("id") is not None
+
+
+__all__ = ["Incoming", "Json", "Transport", "is_response", "is_server_request"]
