@@ -4,7 +4,7 @@ import asyncio
 import rondo
 from rondo import sampling
 from rondo.legacy import AskError, ClientCannotAnswer
-from rondo.transport.memory import connect
+from rondo.testing import connect
 
 server = rondo.Server("summaries")
 

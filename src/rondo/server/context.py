@@ -95,6 +95,27 @@ class Context:
         # Where `ctx.ask` goes: the era's dialect (MRTR interrupt or legacy back-channel).
         self._dialect = dialect
 
+    @classmethod
+    def for_request(cls, server: Server, req: Any, dialect: Any) -> Context:
+        """The context of one core `Request` (either era: its envelope says what the client
+        declared, per request on 2026-07-28 or at `initialize` on a legacy session)."""
+        env = req.env
+        return cls(
+            server,
+            request_id=req.id,
+            request_method=req.method,
+            request_params=req.params,
+            protocol_version=env.version,
+            client_info=env.client_info,
+            client_capabilities=env.capabilities,
+            era=dialect.era,
+            auth=req.auth,
+            log_level=env.log_level,
+            emit=req.emit,
+            session=req.call,
+            dialect=dialect,
+        )
+
     @property
     def server_name(self) -> str:
         """The server's name: the audience request-state tokens are bound to."""

@@ -65,23 +65,7 @@ class LegacyDialect:
     # -- the dialect's members (what the core asks of an era) ------------------------------------
 
     def context(self, core: Core, req: Request) -> Context:
-        call: LegacyCall = req.call
-        session = call.session
-        return Context(
-            core.server,
-            request_id=req.id,
-            request_method=req.method,
-            request_params=req.params,
-            protocol_version=session.version,
-            client_info=session.client_info,
-            client_capabilities=session.capabilities,
-            era=LEGACY_ERA,
-            auth=req.auth,
-            log_level=session.log_level,
-            emit=call.emit,
-            session=call,
-            dialect=self,
-        )
+        return Context.for_request(core.server, req, self)
 
     def finish(self, req: Request, result: dict[str, Any]) -> dict[str, Any]:
         return legacy_result(req.method, result)

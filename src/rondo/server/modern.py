@@ -35,21 +35,7 @@ class ModernDialect:
         )
 
     def context(self, core: Core, req: Request) -> Context:
-        env = req.env
-        return Context(
-            core.server,
-            request_id=req.id,
-            request_method=req.method,
-            request_params=req.params,
-            protocol_version=env.version,
-            client_info=env.client_info,
-            client_capabilities=env.capabilities,
-            era=MODERN_ERA,
-            auth=req.auth,
-            log_level=env.log_level,
-            emit=req.emit,
-            dialect=self,
-        )
+        return Context.for_request(core.server, req, self)
 
     def finish(self, req: Request, result: dict[str, Any]) -> dict[str, Any]:
         if "resultType" not in result:
