@@ -12,11 +12,9 @@ as is). See docs/client.md.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import itertools
 import logging
-import shlex
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar, overload
 
@@ -35,7 +33,8 @@ from rondo.client.loop import (
     retry_params,
 )
 from rondo.client.negotiate import check_legacy_version, choose_era, mutual_modern, supported_from
-from rondo.client.transports import Json, Transport
+from rondo.client.subscription import Subscription
+from rondo.client.transports import Json, Transport, make_transport
 from rondo.client.types import (
     CallToolResult,
     Completion,
@@ -149,7 +148,7 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.on_notification = on_notification
-        self.transport: Transport = _make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr)
+        self.transport: Transport = make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr)
         self.cache = ResultCache()
         self.era: str | None = None  # "modern" or "legacy" once connected
         self.protocol_version: str | None = None
@@ -608,69 +607,6 @@ class Client:
         return Subscription(self, wanted)
 
 
-class Subscription:
-    """One `subscriptions/listen` request: its acknowledgement, then its notifications."""
-
-    def __init__(self, client: Client, wanted: Json) -> None:
-        self.client = client
-        self.wanted = wanted
-        self.id: Any = None
-        self.acknowledged: Json | None = None
-        self._queue: asyncio.Queue[Json | None] = asyncio.Queue()
-        self._acked = asyncio.Event()
-        self._task: asyncio.Task[Any] | None = None
-
-    async def __aenter__(self) -> Subscription:
-        if self.client.era != "modern":
-            raise ClientError("subscriptions/listen needs a 2026-07-28 server")
-        self.id = f"listen-{next(self.client._ids)}"
-        self.client._subscriptions[self.id] = self
-        self._task = asyncio.create_task(
-            self.client._rpc("subscriptions/listen", {"notifications": self.wanted},
-                             timeout=None, request_id=self.id)
-        )
-        self._task.add_done_callback(lambda _: self._finish())
-        waiter = asyncio.ensure_future(self._acked.wait())
-        await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if self.acknowledged is None:
-            await self.__aexit__()
-            if self._task.done() and not self._task.cancelled() and self._task.exception():
-                raise self._task.exception()  # type: ignore[misc]
-            raise ProtocolError("server did not acknowledge subscriptions/listen")
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.client._subscriptions.pop(self.id, None)
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(BaseException):  # ending the stream is the point
-                await self._task
-        self._finish()
-
-    def _deliver(self, message: Json) -> None:
-        if message.get("method") == "notifications/subscriptions/acknowledged":
-            params = message.get("params") or {}
-            self.acknowledged = params.get("notifications", {}) if isinstance(params, dict) else {}
-            self._acked.set()
-        else:
-            self._queue.put_nowait(message)
-
-    def _finish(self) -> None:
-        self._queue.put_nowait(None)
-
-    def __aiter__(self) -> Subscription:
-        return self
-
-    async def __anext__(self) -> Json:
-        message = await self._queue.get()
-        if message is None:
-            self._queue.put_nowait(None)  # stay finished for later readers
-            raise StopAsyncIteration
-        return message
-
-
 def _mcp_error(error: Any) -> McpError:
     if not isinstance(error, dict) or not isinstance(error.get("code"), int):
         raise ProtocolError(f"server sent a malformed JSON-RPC error: {error!r}")
@@ -681,23 +617,3 @@ async def _maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
     return value
-
-
-def _make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any) -> Transport:
-    if hasattr(target, "request") and hasattr(target, "start"):
-        return target
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
-        from rondo.client.transports.http import HttpTransport
-
-        return HttpTransport(target, headers=headers)
-    if isinstance(target, str):
-        target = shlex.split(target)
-    if isinstance(target, Sequence) and not isinstance(target, str | bytes):
-        from rondo.client.transports.stdio import StdioTransport
-
-        return StdioTransport([str(part) for part in target], env=env, cwd=cwd, stderr=stderr)
-    if hasattr(target, "core"):
-        from rondo.client.transports.memory import MemoryTransport
-
-        return MemoryTransport(target)
-    raise TypeError(f"cannot connect to {target!r}: pass a rondo.Server, a URL or a command")
