@@ -195,7 +195,9 @@ def test_tool_error_and_unexpected_exception(client):
     result = client.tool("fails")
     assert result["isError"] is True and text_of(result) == "the record does not exist"
     crashed = client.tool("crashes")
-    assert crashed["isError"] is True and "boom" in text_of(crashed)
+    # Masked by default: the model sees a reference, never the exception's text.
+    assert crashed["isError"] is True and "boom" not in text_of(crashed)
+    assert text_of(crashed).startswith("Internal error in tool 'crashes' (reference ")
 
 
 def test_mcp_error_from_a_tool_is_a_json_rpc_error(client):

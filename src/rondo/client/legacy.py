@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from rondo.client.handlers import Handlers
@@ -10,6 +11,7 @@ from rondo.kinds import METHODS as ANSWERED
 from rondo.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 Json = dict[str, Any]
+log = logging.getLogger("rondo.client")
 
 
 async def answer_server_request(handlers: Handlers, message: Json) -> Json:
@@ -28,8 +30,14 @@ async def answer_server_request(handlers: Handlers, message: Json) -> Json:
         return _error(rid, METHOD_NOT_FOUND, str(exc))
     except Unanswerable as exc:
         return _error(rid, INVALID_PARAMS, str(exc))
-    except Exception as exc:  # the user's handler failed: tell the server, keep the client alive
-        return _error(rid, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+    except Exception:
+        # The user's handler failed: tell the server that much, keep the client alive. Its text
+        # (a path, a token) stays in this process's log, under the reference the server gets.
+        import secrets
+
+        ref = secrets.token_hex(6)
+        log.error("input handler failed for %s [ref %s]", method, ref, exc_info=True)
+        return _error(rid, INTERNAL_ERROR, f"Client handler failed (reference {ref})")
     return {"jsonrpc": "2.0", "id": rid, "result": result}
 
 

@@ -23,6 +23,7 @@ from ..wire.errors import (
     resource_not_found,
 )
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
+from .failures import masked_internal_error
 from .methods import BUILTIN, Method
 from .modern import ModernDialect
 from .request import Emit, Request, _noop
@@ -66,8 +67,8 @@ class Core:
         except McpError as exc:
             return error_response(readable_id(msg), exc)
         except Exception:
-            log.exception("unexpected failure answering a request")
-            return error_response(readable_id(msg), internal_error())
+            return error_response(readable_id(msg), masked_internal_error(
+                log, "unexpected failure answering a request"))
 
     async def dispatch(self, req: Request) -> dict[str, Any]:
         """Run the request's method and return its result object, shaped by the dialect.
@@ -150,6 +151,9 @@ class Core:
                 load_envelope(ctx, policy.open_for(ctx, token))
 
     def find_resource(self, uri: str) -> tuple[Any, dict[str, str]]:
+        limit = self.server.max_uri_length
+        if len(uri) > limit:
+            raise invalid_params(f"Resource URI too long ({len(uri)} characters, limit {limit})")
         resource = self.server.resources.get(uri)
         if resource is not None:
             return resource, {}

@@ -32,6 +32,7 @@ from ..wire.errors import (
 )
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
 from .context import Context
+from .failures import masked_internal_error
 from .modern import run_component
 from .request import Request
 from .sessions import LegacyCall, LegacyConfig, LegacySession, SessionTable, negotiate
@@ -156,8 +157,8 @@ class LegacyDialect:
         except asyncio.CancelledError:
             return None
         except Exception:
-            log.exception("unexpected failure answering a legacy request")
-            return error_response(rid, internal_error())
+            return error_response(rid, masked_internal_error(
+                log, "unexpected failure answering a legacy request"))
         finally:
             call.cancel_asks()
 

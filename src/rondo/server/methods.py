@@ -113,6 +113,7 @@ def _arguments(params: Mapping[str, Any]) -> Any:
 
 async def tools_call(core: Core, req: Request) -> dict[str, Any]:
     from .content import ToolError, text, tool_result
+    from .legacy_ask import AskError
 
     params = req.params
     name = params.get("name")
@@ -124,13 +125,19 @@ async def tools_call(core: Core, req: Request) -> dict[str, Any]:
     arguments = _arguments(params)
     try:
         done, value = await core.invoke(req, tool, arguments, _tool_refusal)
-    except ToolError as exc:
+    except (ToolError, AskError) as exc:  # meant for the model: the message passes through
         return {"content": [text(str(exc))], "isError": True}
     except McpError:
         raise
     except Exception as exc:
-        log.exception("tool %r failed", name)
-        return {"content": [text(f"Tool {name!r} failed: {exc}")], "isError": True}
+        if not core.server.mask_errors:  # development opt-in: the exception's text is shown
+            log.exception("tool %r failed", name)
+            return {"content": [text(f"Tool {name!r} failed: {exc}")], "isError": True}
+        from .failures import log_failure
+
+        ref = log_failure(log, f"tool {name!r} failed")
+        return {"content": [text(f"Internal error in tool {name!r} (reference {ref})")],
+                "isError": True}
     return value if done else tool_result(value, tool.signature)
 
 

@@ -27,6 +27,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT: Any = object()
 COMPLETION_LIMIT = 100
+DEFAULT_MAX_URI_LENGTH = 8192
 
 
 class Extension(Protocol):
@@ -56,6 +57,9 @@ class Server:
 
     `state` is the request-state policy: by default a `StatePolicy` with keys from
     `RONDO_STATE_KEYS`, or a random per-process key; `None` turns the boundary off.
+    `mask_errors` (default True) answers an unexpected exception in a tool with "internal
+    error" and a correlation id the server log carries with the traceback; `ToolError` text
+    always passes through. `max_uri_length` bounds the URIs `resources/read` accepts.
     """
 
     def __init__(
@@ -75,6 +79,8 @@ class Server:
         read_cache_scope: str = "private",
         discover_ttl_ms: int = 300_000,
         server_info_in_results: bool = True,
+        mask_errors: bool = True,
+        max_uri_length: int = DEFAULT_MAX_URI_LENGTH,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -83,6 +89,8 @@ class Server:
         check_cache(list_ttl_ms, list_cache_scope)
         check_cache(read_ttl_ms, read_cache_scope)
         check_cache(discover_ttl_ms, None)
+        if not isinstance(max_uri_length, int) or max_uri_length < 1:
+            raise ValueError("max_uri_length must be a positive integer")
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -101,6 +109,10 @@ class Server:
         self.read_cache_scope = read_cache_scope
         self.discover_ttl_ms = discover_ttl_ms
         self.server_info_in_results = server_info_in_results
+        # Unexpected exceptions in tools answer "internal error" plus a reference the log
+        # carries with the traceback; False (development only) sends their text to the client.
+        self.mask_errors = bool(mask_errors)
+        self.max_uri_length = max_uri_length
         if state is _DEFAULT:
             from ..state import StatePolicy
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..server.failures import masked_internal_error
 from ..server.request import Request
 from ..wire.envelope import check_version, envelope
 from ..wire.era import MODERN, http_era
@@ -282,8 +283,8 @@ class HttpApp:
             except McpError as exc:
                 response = error_response(rid, exc)
             except Exception:
-                log.exception("unexpected failure answering %r", rid)
-                response = error_response(rid, internal_error())
+                response = error_response(rid, masked_internal_error(
+                    log, f"unexpected failure answering {rid!r}"))
             if not notes:
                 error = response.get("error")
                 await send_json(send, http_status(error["code"]) if error is not None else 200, response)
@@ -390,8 +391,8 @@ def _final(rid: Any, task: asyncio.Task[Any]) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": rid, "result": task.result()}
     if isinstance(exc, McpError):
         return error_response(rid, exc)
-    log.error("unexpected failure answering %r", rid, exc_info=exc)
-    return error_response(rid, internal_error())
+    return error_response(rid, masked_internal_error(
+        log, f"unexpected failure answering {rid!r}", exc))
 
 
 async def _json_result(send: Send, rid: Any, task: asyncio.Task[Any]) -> None:
