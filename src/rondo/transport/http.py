@@ -49,6 +49,7 @@ from .asgi import (
 
 if TYPE_CHECKING:
     from ..server.server import Server
+    from .limits import HttpLimits
 
 log = logging.getLogger("rondo.http")
 
@@ -436,10 +437,16 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     log_level: str = "warning",
+    limits: HttpLimits | None = None,
     **options: Any,
 ) -> None:
-    """Serve with uvicorn (uvloop and httptools when installed)."""
+    """Serve with uvicorn (uvloop and httptools when installed), bounded by `limits`
+    (`rondo.transport.limits.HttpLimits`; docs/limits.md)."""
     import uvicorn
+
+    from .limits import HttpLimits, uvicorn_options
+
+    limits = limits or HttpLimits()  # checked now: a bad limit fails at start-up
 
     if "allowed_hosts" not in options and not _is_loopback(host):
         # A public bind has public host names we cannot guess; the caller must name them.
@@ -460,10 +467,5 @@ def serve(
         config["loop"] = "uvloop"
     except ImportError:
         pass
-    try:
-        import httptools  # noqa: F401
-
-        config["http"] = "httptools"
-    except ImportError:
-        pass
+    config.update(uvicorn_options(limits))  # timeouts, connection cap, header bounds
     uvicorn.run(app, **config)

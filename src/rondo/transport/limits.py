@@ -1,0 +1,220 @@
+"""Connection-level limits for `serve()`: read timeouts, a connection cap, header bounds.
+
+uvicorn alone never times out a request whose headers or body trickle in, accepts connections
+until the process runs out of descriptors, and under httptools bounds neither header size nor
+count. `HttpLimits` closes those gaps with a thin subclass of whichever uvicorn protocol runs
+(httptools when installed, else h11), so the bounds hold whatever parser is picked:
+
+- `header_timeout`: from the connection's first byte (or from accepting it, so a connection that
+  never sends anything is closed too) to the end of the request headers; then 408 and close.
+- `body_timeout`: from the end of the headers to the end of the body; then 408 and close.
+- `keepalive_timeout`: an idle keep-alive connection is closed after this long.
+- `max_connections`: connections beyond it get 503 and are closed at once, so descriptors
+  stay free for the ones being served. Default: the descriptor soft limit minus 64.
+- `max_header_bytes` / `max_headers`: request line plus headers, in bytes and in count; 431.
+
+`serve()` merges `uvicorn_options(limits)` into its uvicorn config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_BODY_TIMEOUT = 30.0
+DEFAULT_KEEPALIVE_TIMEOUT = 5.0
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+DEFAULT_MAX_HEADERS = 100
+# Descriptors kept back from the connection cap: listening sockets, logs, Redis, files.
+DESCRIPTOR_RESERVE = 64
+
+
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    keepalive_timeout: float = DEFAULT_KEEPALIVE_TIMEOUT
+    max_connections: int | None = None  # None: the descriptor soft limit minus 64
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    max_headers: int = DEFAULT_MAX_HEADERS
+
+    def __post_init__(self) -> None:
+        for name in ("header_timeout", "body_timeout", "keepalive_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"HttpLimits.{name} must be a positive number of seconds")
+        for name in ("max_header_bytes", "max_headers"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"HttpLimits.{name} must be a positive integer")
+        cap = self.max_connections
+        if cap is not None:
+            if not isinstance(cap, int) or cap < 1:
+                raise ValueError("HttpLimits.max_connections must be a positive integer")
+            ceiling = descriptor_limit()
+            if ceiling is not None and cap > ceiling - 16:
+                raise ValueError(
+                    f"HttpLimits.max_connections={cap} is not below this process's descriptor "
+                    f"limit ({ceiling}): raise `ulimit -n` or lower the cap")
+
+    def connection_cap(self) -> int:
+        if self.max_connections is not None:
+            return self.max_connections
+        ceiling = descriptor_limit()
+        return 1000 if ceiling is None else max(16, ceiling - DESCRIPTOR_RESERVE)
+
+
+def descriptor_limit() -> int | None:
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def uvicorn_options(limits: HttpLimits | None = None, *, http: str | None = None) -> dict[str, Any]:
+    """uvicorn config entries enforcing `limits`. `http` picks the parser ("httptools" or
+    "h11"); by default httptools when installed."""
+    limits = limits or HttpLimits()
+    if http is None:
+        try:
+            import httptools  # noqa: F401
+
+            http = "httptools"
+        except ImportError:
+            http = "h11"
+    cap = limits.connection_cap()
+    return {
+        "http": guarded_protocol(http, limits),
+        "timeout_keep_alive": limits.keepalive_timeout,
+        # uvicorn's own check counts the connection asking, so one more than ours: ours
+        # answers first, at accept time; this one also bounds requests in flight.
+        "limit_concurrency": cap + 1,
+        # h11's own bound (400) is a backstop behind ours (431).
+        "h11_max_incomplete_event_size": 2 * limits.max_header_bytes,
+    }
+
+
+_REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large",
+            503: b"Service Unavailable"}
+
+
+def _refusal(status: int) -> bytes:
+    body = _REASONS[status]
+    return (b"HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s"
+            % (status, body, len(body), body))
+
+
+def guarded_protocol(http: str, limits: HttpLimits) -> type:
+    """A subclass of uvicorn's `http` protocol class that enforces `limits`."""
+    if http == "httptools":
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    elif http == "h11":
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base  # type: ignore[assignment]
+    else:
+        raise ValueError(f"unknown HTTP parser {http!r} (httptools or h11)")
+    cap = limits.connection_cap()
+
+    class Guarded(base):
+        _refused = False
+        _timer: asyncio.TimerHandle | None = None
+        _header_bytes = 0
+        _header_count = 0
+        _seen: Any = None
+        _reading_headers = False
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > cap:
+                self.logger.warning("connection cap (%d) reached: answering 503", cap)
+                self._refuse(503)
+                return
+            self._start_headers()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_timer()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
+            cycle = self.cycle
+            if not self._reading_headers and (cycle is None or cycle.response_complete):
+                self._start_headers()  # the first byte of the next request on this connection
+            if self._reading_headers:
+                self._header_bytes += len(data)
+                if self._header_bytes > limits.max_header_bytes and b"\r\n\r\n" not in data:
+                    self._refuse(431)  # before the parser buffers any more of it
+                    return
+            super().data_received(data)
+            if self._refused:
+                return
+            cycle = self.cycle
+            if cycle is not None and cycle is not self._seen:
+                # A new request's headers are complete: now the body has its own deadline.
+                self._seen = cycle
+                self._reading_headers = False
+                if len(self.headers) > limits.max_headers:
+                    self._refuse(431)
+                    return
+                self._stop_timer()
+                if cycle.more_body:
+                    self._timer = self.loop.call_later(limits.body_timeout, self._timed_out)
+            elif self._reading_headers and self._header_bytes > limits.max_header_bytes:
+                self._refuse(431)
+                return
+            if cycle is not None and not cycle.more_body and not self._reading_headers:
+                self._stop_timer()
+
+        # httptools reports each header as it is parsed: stop a flood of small ones early.
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._header_count += 1
+            if self._header_count > limits.max_headers:
+                self._refuse(431)
+                raise ValueError("too many headers")  # stops the parser; answered already
+            super().on_header(name, value)
+
+        def send_400_response(self, msg: str) -> None:
+            if not self._refused:
+                super().send_400_response(msg)
+
+        def _start_headers(self) -> None:
+            self._reading_headers = True
+            self._header_bytes = 0
+            self._header_count = 0
+            self._stop_timer()
+            self._timer = self.loop.call_later(limits.header_timeout, self._timed_out)
+
+        def _stop_timer(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _timed_out(self) -> None:
+            self._timer = None
+            cycle = self.cycle
+            if cycle is not None and not self._reading_headers and not cycle.more_body:
+                return  # the request arrived whole in the meantime
+            if cycle is not None and not self._reading_headers:
+                cycle.disconnected = True  # the app sees http.disconnect, not a hang
+                cycle.message_event.set()
+                if cycle.response_started:
+                    self._refused = True
+                    self.transport.close()
+                    return
+            self._refuse(408)
+
+        def _refuse(self, status: int) -> None:
+            self._refused = True
+            self._stop_timer()
+            transport = self.transport
+            if transport is not None and not transport.is_closing():
+                transport.write(_refusal(status))
+                transport.close()
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"
+    return Guarded

@@ -1,0 +1,179 @@
+"""Issue 16 items 4 and 5: uvicorn under `HttpLimits`, spoken to with raw sockets on loopback.
+
+uvicorn runs in a thread with exactly the options `serve()` merges (`uvicorn_options`), once per
+HTTP parser, so the bounds are shown to hold whichever parser runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+import rondo
+from rondo.transport.http import HttpApp
+from rondo.transport.limits import HttpLimits, uvicorn_options
+
+pytestmark = pytest.mark.slow
+
+LIMITS = HttpLimits(header_timeout=0.5, body_timeout=0.5, keepalive_timeout=0.5,
+                    max_connections=8, max_header_bytes=8192, max_headers=50)
+
+
+class Served:
+    def __init__(self, port: int, http: str) -> None:
+        server = rondo.Server("limits", state=None)
+
+        @server.tool
+        def ping() -> str:
+            """pong"""
+            return "pong"
+
+        config = uvicorn.Config(HttpApp(server), host="127.0.0.1", port=port, log_level="error",
+                                lifespan="off", **uvicorn_options(LIMITS, http=http))
+        self.server = uvicorn.Server(config)
+        self.port = port
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Served:
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def connect(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+        return sock
+
+
+@pytest.fixture(params=["httptools", "h11"])
+def served(request: pytest.FixtureRequest, free_port: int) -> Iterator[Served]:
+    with Served(free_port, request.param) as s:
+        yield s
+
+
+def read_all(sock: socket.socket, limit: float = 5.0) -> bytes:
+    sock.settimeout(limit)
+    chunks = []
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except (ConnectionResetError, TimeoutError):
+        pass
+    return b"".join(chunks)
+
+
+def status_of(reply: bytes) -> int:
+    assert reply.startswith(b"HTTP/1.1 "), reply[:80]
+    return int(reply.split(b" ", 2)[1])
+
+
+def ok_request(served: Served) -> int:
+    body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{'
+            b'"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+            b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
+    with served.connect() as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                     b"accept: application/json, text/event-stream\r\nmcp-method: tools/list\r\n"
+                     b"mcp-protocol-version: 2026-07-28\r\nconnection: close\r\n"
+                     b"content-length: %d\r\n\r\n%s" % (len(body), body))
+        return status_of(read_all(sock))
+
+
+def test_headers_trickled_a_byte_at_a_time_get_408(served: Served) -> None:
+    with served.connect() as sock:
+        start = time.monotonic()
+        sock.sendall(b"POST /mcp HTTP/1.1\r\n")
+        try:
+            for byte in b"x-slow: " + b"a" * 50:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        reply = read_all(sock)
+        assert status_of(reply) == 408 and time.monotonic() - start < 3
+    assert ok_request(served) == 200
+
+
+def test_a_connection_that_never_sends_a_byte_is_closed(served: Served) -> None:
+    with served.connect() as sock:
+        start = time.monotonic()
+        reply = read_all(sock)
+        assert time.monotonic() - start < 3  # closed by the server, not by our 5 s timeout
+        assert reply == b"" or status_of(reply) == 408
+
+
+def test_a_trickled_body_gets_408(served: Served) -> None:
+    with served.connect() as sock:
+        start = time.monotonic()
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 1000\r\n\r\n{")
+        try:
+            for _ in range(40):
+                sock.sendall(b" ")
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        reply = read_all(sock)
+        assert time.monotonic() - start < 4
+        assert reply == b"" or status_of(reply) == 408
+
+
+def test_connections_beyond_the_cap_get_503_and_the_server_keeps_serving(served: Served) -> None:
+    idle = [served.connect() for _ in range(8)]
+    try:
+        time.sleep(0.1)
+        with served.connect() as extra:
+            assert status_of(read_all(extra, 2)) == 503
+    finally:
+        for sock in idle:
+            sock.close()
+    time.sleep(0.2)
+    assert ok_request(served) == 200
+
+
+def test_oversized_headers_get_431(served: Served) -> None:
+    with served.connect() as sock:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: " + b"a" * 1_000_000)
+        assert status_of(read_all(sock)) == 431
+
+
+def test_too_many_headers_get_431(served: Served) -> None:
+    with served.connect() as sock:
+        headers = b"".join(b"x-h%d: v\r\n" % i for i in range(200))
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n" + headers + b"content-length: 0\r\n\r\n")
+        assert status_of(read_all(sock)) == 431
+    assert ok_request(served) == 200
+
+
+def test_an_idle_keep_alive_connection_is_closed(served: Served) -> None:
+    with served.connect() as sock:
+        sock.sendall(b"GET /nothing HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        time.sleep(0.2)
+        start = time.monotonic()
+        reply = read_all(sock)
+        assert status_of(reply) == 404 and time.monotonic() - start < 3
+
+
+def test_limits_are_checked_at_start_up() -> None:
+    with pytest.raises(ValueError, match="header_timeout"):
+        HttpLimits(header_timeout=0)
+    with pytest.raises(ValueError, match="descriptor"):
+        HttpLimits(max_connections=10**9)
+    with pytest.raises(ValueError, match="parser"):
+        uvicorn_options(HttpLimits(), http="nope")
