@@ -448,11 +448,12 @@ class Server:
 
         return HttpApp(self, **options)
 
-    def run_stdio(self) -> None:
-        """Serve newline-delimited JSON-RPC on stdin/stdout until stdin closes."""
+    def run_stdio(self, **options: Any) -> None:
+        """Serve newline-delimited JSON-RPC on stdin/stdout until stdin closes (options:
+        `max_message`, `max_in_flight`; docs/limits.md)."""
         from ..transport.stdio import run
 
-        run(self)
+        run(self, **options)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve Streamable HTTP at http://host:port/mcp with uvicorn."""

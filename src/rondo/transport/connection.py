@@ -115,6 +115,24 @@ class Connection:
         if response is not None and not session.closed:
             call.send(response)
 
+    # -- bounds ----------------------------------------------------------------------------------
+
+    def running(self) -> list[asyncio.Task[Any]]:
+        """Requests still running, both eras, listen streams aside (those are capped apart)."""
+        listening = {self.inflight.get(rid) for rid in self.listeners}
+        tasks = [t for t in self.inflight if t not in listening]
+        if self.session is not None:
+            tasks.extend(self.session.inflight)
+        return [t for t in tasks if not t.done()]
+
+    async def room(self, cap: int) -> None:
+        """Wait until fewer than `cap` requests run."""
+        while True:
+            running = self.running()
+            if len(running) < cap:
+                return
+            await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+
     # -- ending ----------------------------------------------------------------------------------
 
     async def drain(self) -> None:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from ..server.server import Server
 
 DEFAULT_MAX_MESSAGE = 4 * 1024 * 1024
+# Requests running at once (listen streams aside); beyond it no more input is read until one ends.
+DEFAULT_MAX_IN_FLIGHT = 64
 _CHUNK = 65536
 _decode = msgspec.json.decode
 _encode = msgspec.json.encode
@@ -106,15 +108,30 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     return False
 
 
+class OutputClosed(BaseException):
+    """The client closed its end of stdout: nobody reads our answers any more. A
+    BaseException so that a handler's `except Exception` does not swallow it."""
+
+
 def write_all(fd: int, data: bytes) -> None:
-    """Write every byte, whatever the pipe takes per call."""
+    """Write every byte, whatever the pipe takes per call. A non-blocking stdout (stdin and
+    stdout one socket, as socat or inetd give) is waited on until writable, not spun on."""
     view = memoryview(data)
     while view:
         try:
             n = os.write(fd, view)
         except BlockingIOError:
+            _wait_writable(fd)
             continue
+        except (BrokenPipeError, ConnectionResetError):
+            raise OutputClosed from None
         view = view[n:]
+
+
+def _wait_writable(fd: int) -> None:
+    import select
+
+    select.select((), (fd,), ())
 
 
 def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
@@ -124,10 +141,24 @@ def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
     return send
 
 
-def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
+def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
     """Serve until end of input (used by `Server.run_stdio()` and `rondo run`)."""
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    if not isinstance(max_in_flight, int) or max_in_flight < 1:
+        raise ValueError("max_in_flight must be a positive integer")
+    try:
+        _run(server, max_message, max_in_flight)
+    except OutputClosed:
+        log_output_closed()
+
+
+def log_output_closed() -> None:
+    logging.getLogger("rondo.stdio").warning("rondo: the client closed stdout; stopping")
+
+
+def _run(server: Server, max_message: int, max_in_flight: int) -> None:
     send = _writer(sys.stdout.fileno())
     reader = LineReader(sys.stdin.fileno(), max_message)
     while True:
@@ -146,7 +177,8 @@ def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
 
     preread = line + b"\n" + reader.buffer
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(server, max_message=max_message, preread=preread))
+        asyncio.run(serve(server, max_message=max_message, preread=preread,
+                          max_in_flight=max_in_flight))
 
 
 def __getattr__(name: str) -> Any:

@@ -16,7 +16,7 @@ import msgspec
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
 from ..wire.jsonrpc import error_response, not_an_object
 from .connection import Connection
-from .stdio import write_all
+from .stdio import DEFAULT_MAX_IN_FLIGHT, OutputClosed, log_output_closed, write_all
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -40,23 +40,48 @@ class StdioSession:
     ) -> None:
         self._write = write
         self.connection = Connection(server, self.send, auth=auth)
+        self.output_closed = False
 
     def send(self, message: dict[str, Any]) -> None:
-        self._write(_encode(message) + b"\n")
+        if self.output_closed:
+            return
+        try:
+            self._write(_encode(message) + b"\n")
+        except OutputClosed:
+            # Nobody reads our answers: stop everything once, quietly (serve() ends its loop).
+            self.output_closed = True
+            log_output_closed()
+            self.connection.close()
 
     def feed(self, line: bytes) -> None:
         """Take one line from the client."""
-        if not line.strip():
+        msg = self._decode(line)
+        if msg is not None:
+            self.connection.feed(msg)
+
+    async def take(self, line: bytes, max_in_flight: int) -> None:
+        """`feed`, but a request waits for one of `max_in_flight` slots first (the caller
+        reads no further meanwhile). Responses and notifications never wait."""
+        msg = self._decode(line)
+        if msg is None:
             return
+        if "id" in msg and "method" in msg:
+            await self.connection.room(max_in_flight)
+        if not self.output_closed:
+            self.connection.feed(msg)
+
+    def _decode(self, line: bytes) -> dict[str, Any] | None:
+        if not line.strip():
+            return None
         try:
             msg = _decode(line)
         except DECODE_ERRORS:
             self.send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
-            return
+            return None
         if not isinstance(msg, dict):
             self.send(error_response(None, not_an_object(msg)))
-            return
-        self.connection.feed(msg)
+            return None
+        return msg
 
     async def drain(self) -> None:
         """At end of input: finish what is running, end listen streams."""
@@ -74,8 +99,10 @@ async def serve(
     *,
     max_message: int = DEFAULT_MAX_MESSAGE,
     preread: bytes = b"",
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
 ) -> None:
-    """Serve until end of input; `preread` is input already taken from stdin, served first."""
+    """Serve until end of input (or until the client closes stdout); `preread` is input
+    already taken from stdin, served first. At most `max_in_flight` requests run at once."""
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
     session = StdioSession(server, _stdout_writer(stdout))
@@ -90,12 +117,12 @@ async def serve(
     except (ValueError, OSError):
         # Not a pollable pipe (a regular file, /dev/null): read it in a thread instead.
         await _feed_from_thread(stdin, reader, loop)
-    while True:
+    while not session.output_closed:
         try:
             line = await reader.readuntil(b"\n")
         except asyncio.IncompleteReadError as exc:
             if exc.partial:
-                session.feed(exc.partial)
+                await session.take(exc.partial, max_in_flight)
             break
         except asyncio.LimitOverrunError as exc:
             await _skip_line(reader, exc.consumed)
@@ -103,7 +130,10 @@ async def serve(
                 error_response(None, McpError(INVALID_REQUEST, "Invalid Request: message too large"))
             )
             continue
-        session.feed(line)
+        await session.take(line, max_in_flight)
+    if session.output_closed:
+        session.connection.close()
+        return
     await session.drain()
 
 
