@@ -40,7 +40,8 @@ class InputRequiredError(ClientError):
 
     `reason` is one of `"rounds"` (the round cap was hit), `"deadline"` (the wall-clock bound
     for the whole exchange passed), `"unanswerable"` (no handler for an input request, or the
-    handler's answer had the wrong shape) and `"malformed"` (the server's interim result was not
+    handler's answer had the wrong shape), `"too_many_requests"` (one round asked more questions
+    than `max_input_requests`) and `"malformed"` (the server's interim result was not
     a valid InputRequiredResult). `last_result` is the last result the server sent (a dict, or
     None when the first request never came back) and `rounds` how many retries were sent.
     """

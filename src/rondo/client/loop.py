@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from rondo.client.errors import InputRequiredError
+from rondo.client.limits import DEFAULT_MAX_INPUT_REQUESTS
 
 Json = dict[str, Any]
 Send = Callable[[Json], Awaitable[Json]]
@@ -74,6 +75,7 @@ async def drive(
     *,
     answer: Answer,
     max_rounds: int = DEFAULT_MAX_ROUNDS,
+    max_input_requests: int = DEFAULT_MAX_INPUT_REQUESTS,
     deadline: float | None = None,
     result: Json | None = None,
     rounds: int = 0,
@@ -103,6 +105,9 @@ async def drive(
                     raise fail("malformed", f"server sent a malformed input_required result: {exc}") from None
                 if rounds >= max_rounds:
                     raise fail("rounds", f"server still asked for input after {rounds} rounds (cap {max_rounds})")
+                if len(requests) > max_input_requests:
+                    raise fail("too_many_requests", f"server asked {len(requests)} questions in one "
+                               f"round (cap {max_input_requests}, Client(max_input_requests=...))")
                 if requests:
                     pause = 0.0
                     try:

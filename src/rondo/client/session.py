@@ -22,6 +22,7 @@ from rondo.client.cache import ResultCache
 from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
 from rondo.client.handlers import ElicitHandler, Handlers, RootsHandler, SampleHandler
 from rondo.client.legacy import answer_server_request
+from rondo.client.limits import DEFAULT_MAX_INPUT_REQUESTS, positive
 from rondo.client.loop import (
     COMPLETE,
     DEFAULT_MAX_ROUNDS,
@@ -101,7 +102,8 @@ class Client:
     yourself with `manual=True`). `protocol` pins a version (a
     2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
-    `deadline` bound each input_required exchange; `timeout` bounds each request.
+    `deadline` bound each input_required exchange, `max_input_requests` the questions in one
+    round; `timeout` bounds each request.
     """
 
     def __init__(
@@ -118,6 +120,7 @@ class Client:
         sampling_tools: bool = False,
         capabilities: Mapping[str, Any] | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
+        max_input_requests: int = DEFAULT_MAX_INPUT_REQUESTS,
         deadline: float | None = None,
         timeout: float | None = 60.0,
         probe_timeout: float = 10.0,
@@ -144,6 +147,7 @@ class Client:
                                  elicit_modes=elicit_modes, sampling_tools=sampling_tools,
                                  extra_capabilities=declared)
         self.max_rounds = max_rounds
+        self.max_input_requests = positive("max_input_requests", max_input_requests)
         self.deadline = deadline
         self.timeout = timeout
         self.probe_timeout = probe_timeout
@@ -555,7 +559,7 @@ class Client:
             return PendingCall(method=method, params=params, input_requests=requests,
                                request_state=state, rounds=rounds)
         final = await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
-                            deadline=self.deadline, result=result, rounds=rounds)
+                            max_input_requests=self.max_input_requests, deadline=self.deadline, result=result, rounds=rounds)
         final = await self._extended(method, params, final)
         return convert(final, _RESULT_TYPES[method], f"{method} result")
 

@@ -19,8 +19,17 @@ import httpx
 import msgspec
 
 from rondo.client.errors import HttpError, ProtocolError, TransportError
+from rondo.client.limits import (
+    CLOSE_GRACE,
+    DEFAULT_MAX_EVENT,
+    DEFAULT_MAX_RESPONSE,
+    DEFAULT_MAX_SERVER_REQUESTS,
+    ServerRequestGate,
+    callback_failure,
+    positive,
+)
 from rondo.client.transports import Incoming, Json, is_response, is_server_request
-from rondo.client.transports.sse import SseParser, events
+from rondo.client.transports.sse import SseParser, bounded_lines, events
 from rondo.wire.era import sent_legacy
 from rondo.wire.headers import encode_value
 from rondo.wire.meta import NAME_FIELDS, PROTOCOL_VERSION
@@ -43,6 +52,9 @@ class HttpTransport:
         read_timeout: float | None = None,
         max_reconnects: int = 3,
         http_client: httpx.AsyncClient | None = None,
+        max_response: int = DEFAULT_MAX_RESPONSE,
+        max_event: int = DEFAULT_MAX_EVENT,
+        max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -55,6 +67,10 @@ class HttpTransport:
         self._on_incoming: Incoming | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting: dict[Any, asyncio.Future[Json]] = {}
+        # Bounds on what the server can make us hold (docs/limits.md).
+        self.max_response = positive("max_response", max_response)
+        self.max_event = positive("max_event", max_event)
+        self._gate = ServerRequestGate(max_server_requests)
 
     async def start(self, on_incoming: Incoming) -> None:
         self._on_incoming = on_incoming
@@ -118,7 +134,7 @@ class HttpTransport:
                 ctype = response.headers.get("content-type", "")
                 if response.status_code >= 400 or not ctype.startswith("text/event-stream"):
                     return
-                async for event in events(_lines(response), SseParser()):
+                async for event in events(self._lines(response), self._parser()):
                     if event.data.strip():
                         await self._on_event(event.data, rid=None)
         except (httpx.HTTPError, ProtocolError, TransportError):
@@ -137,8 +153,11 @@ class HttpTransport:
             raise HttpError(response.status_code, response.text)
 
     async def close(self) -> None:
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
+        if tasks:  # bounded: a handler that ignores cancellation does not hold close() up
+            await asyncio.wait(tasks, timeout=CLOSE_GRACE)
         client, self._client = self._client, None
         if client is None:
             return
@@ -181,7 +200,7 @@ class HttpTransport:
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "text/event-stream" and response.status_code < 300:
             return await self._read_stream(response, rid, stack)
-        body = await response.aread()
+        body = await self._read_body(response)
         try:
             message = msgspec.json.decode(body) if body.strip() else None
         except DECODE_ERRORS:
@@ -199,10 +218,10 @@ class HttpTransport:
         raise ProtocolError("server answered with JSON that is not a JSON-RPC response")
 
     async def _read_stream(self, response: httpx.Response, rid: Any, stack: contextlib.AsyncExitStack) -> Json:
-        parser = SseParser()
+        parser = self._parser()
         reconnects = 0
         while True:
-            async for event in events(_lines(response), parser):
+            async for event in events(self._lines(response), parser):
                 if not event.data.strip():
                     continue  # a priming event: only its id matters
                 answer = await self._on_event(event.data, rid)
@@ -242,7 +261,10 @@ class HttpTransport:
             raise ProtocolError("server sent an SSE event that is neither a response nor a request")
         assert self._on_incoming is not None
         if is_server_request(message):
-            self._spawn(self._answer_server_request(message))
+            if self._gate.admit():
+                self._spawn(self._answer_server_request(message))
+            else:  # answered at once, before reading on: the flood paces itself
+                await self._send_quietly(self._gate.refusal(message))
         else:
             await self._on_incoming(message)
         return None
@@ -250,12 +272,14 @@ class HttpTransport:
     async def _answer_server_request(self, message: Json) -> None:
         assert self._on_incoming is not None
         try:
-            reply = await self._on_incoming(message)
-        except Exception as exc:
-            reply = {"jsonrpc": "2.0", "id": message["id"],
-                     "error": {"code": -32603, "message": str(exc) or type(exc).__name__}}
-        if reply is not None:
-            await self._send_quietly(reply)
+            try:
+                reply = await self._on_incoming(message)
+            except Exception:
+                reply = callback_failure(message)
+            if reply is not None:
+                await self._send_quietly(reply)
+        finally:
+            self._gate.release()
 
     async def _send_quietly(self, message: Json) -> None:
         with contextlib.suppress(Exception):
@@ -272,6 +296,23 @@ class HttpTransport:
         return self._client
 
 
-async def _lines(response: httpx.Response) -> AsyncIterator[str]:
-    async for line in response.aiter_lines():
-        yield line
+    # -- bounded reads ---------------------------------------------------------------------------
+
+    def _parser(self) -> SseParser:
+        return SseParser(max_event=self.max_event)
+
+    def _lines(self, response: httpx.Response) -> AsyncIterator[str]:
+        return bounded_lines(response.aiter_bytes(), self.max_event)
+
+    async def _read_body(self, response: httpx.Response) -> bytes:
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.max_response:
+            raise ProtocolError(f"server's answer is {length} bytes (limit {self.max_response})")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_response:
+                raise ProtocolError(f"server's answer exceeds {self.max_response} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from rondo.client.errors import ProtocolError
+from rondo.client.limits import DEFAULT_MAX_EVENT
+
 
 @dataclass
 class Event:
@@ -20,6 +23,8 @@ class SseParser:
 
     last_event_id: str | None = None
     retry_ms: int | None = None
+    max_event: int = DEFAULT_MAX_EVENT  # characters of data in one event
+    _size: int = 0
     _data: list[str] = field(default_factory=list)
     _event: str = ""
     _id: str | None = None
@@ -34,6 +39,9 @@ class SseParser:
         if value.startswith(" "):
             value = value[1:]
         if name == "data":
+            self._size += len(value) + 1
+            if self._size > self.max_event:
+                raise ProtocolError(f"server sent an SSE event larger than {self.max_event} bytes")
             self._data.append(value)
         elif name == "event":
             self._event = value
@@ -51,7 +59,42 @@ class SseParser:
         event = Event(self._event or "message", "\n".join(self._data), self._id, self._retry)
         has_data = bool(self._data)
         self._data, self._event, self._id, self._retry = [], "", None, None
+        self._size = 0
         return event if has_data else None
+
+
+async def bounded_lines(chunks: AsyncIterator[bytes], max_line: int) -> AsyncIterator[str]:
+    """Text lines from byte chunks (LF, CRLF or CR endings), refusing any line over
+    `max_line` bytes: a stream with no line ending cannot grow without bound."""
+    buffer = b""
+    pending_cr = False
+    async for chunk in chunks:
+        if pending_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        pending_cr = False
+        buffer += chunk
+        start = 0
+        while True:
+            cut = _line_end(buffer, start)
+            if cut == -1:
+                break
+            yield buffer[start:cut].decode("utf-8", "replace")
+            if buffer[cut] == 13 and cut + 1 < len(buffer) and buffer[cut + 1] == 10:
+                start = cut + 2
+            else:
+                pending_cr = buffer[cut] == 13 and cut + 1 == len(buffer)
+                start = cut + 1
+        buffer = buffer[start:]
+        if len(buffer) > max_line:
+            raise ProtocolError(f"server sent an SSE line longer than {max_line} bytes")
+    if buffer:
+        yield buffer.decode("utf-8", "replace")
+
+
+def _line_end(buffer: bytes, start: int) -> int:
+    lf = buffer.find(b"\n", start)
+    cr = buffer.find(b"\r", start, lf if lf != -1 else len(buffer))
+    return cr if cr != -1 else lf
 
 
 async def events(lines: AsyncIterator[str], parser: SseParser) -> AsyncIterator[Event]:

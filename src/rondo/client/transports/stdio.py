@@ -18,6 +18,12 @@ from typing import Any
 import msgspec
 
 from rondo.client.errors import ProtocolError, TransportError
+from rondo.client.limits import (
+    CLOSE_GRACE,
+    DEFAULT_MAX_SERVER_REQUESTS,
+    ServerRequestGate,
+    callback_failure,
+)
 from rondo.client.transports import Incoming, Json, is_response, is_server_request
 
 from ...wire.errors import DECODE_ERRORS
@@ -46,6 +52,7 @@ class StdioTransport:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stderr: Any = None,
+        max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
     ) -> None:
         if not command:
             raise ValueError("stdio transport needs a command")
@@ -62,6 +69,7 @@ class StdioTransport:
         self._write_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._on_incoming: Incoming | None = None
+        self._gate = ServerRequestGate(max_server_requests)
 
     async def start(self, on_incoming: Incoming) -> None:
         self._on_incoming = on_incoming
@@ -129,8 +137,11 @@ class StdioTransport:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reader
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
+        if tasks:  # bounded: a handler that ignores cancellation does not hold close() up
+            await asyncio.wait(tasks, timeout=CLOSE_GRACE)
         self._fail_all(TransportError("transport closed"))
 
     # -- internals -----------------------------------------------------------------------------
@@ -189,13 +200,13 @@ class StdioTransport:
                 if not isinstance(message, dict):
                     self._fail_all(ProtocolError("server wrote a JSON value that is not a message"))
                     return
-                self._route(message)
+                await self._route(message)
         except asyncio.CancelledError:
             raise
         code = await proc.wait() if proc.returncode is None else proc.returncode
         self._fail_all(TransportError(f"server process exited (code {code}) before answering"))
 
-    def _route(self, message: Json) -> None:
+    async def _route(self, message: Json) -> None:
         if is_response(message):
             rid = message.get("id")
             future = self._pending.get(rid)
@@ -208,20 +219,29 @@ class StdioTransport:
         if "method" not in message:
             self._fail_all(ProtocolError("server wrote a message that is neither a response nor a request"))
             return
-        task = asyncio.create_task(self._incoming(message))
+        request = is_server_request(message)
+        if request and not self._gate.admit():
+            # Answered before reading on, so a flood paces itself instead of piling up tasks.
+            with contextlib.suppress(TransportError):
+                await self._write(self._gate.refusal(message))
+            return
+        task = asyncio.create_task(self._incoming(message, request))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _incoming(self, message: Json) -> None:
+    async def _incoming(self, message: Json, request: bool = False) -> None:
         assert self._on_incoming is not None
         try:
-            reply = await self._on_incoming(message)
-        except Exception as exc:  # a bug in a callback must not kill the reader
-            reply = {"jsonrpc": "2.0", "id": message.get("id"),
-                     "error": {"code": -32603, "message": str(exc) or type(exc).__name__}}
-        if reply is not None and is_server_request(message):
-            with contextlib.suppress(TransportError):
-                await self._write(reply)
+            try:
+                reply = await self._on_incoming(message)
+            except Exception:  # a bug in a callback must not kill the reader
+                reply = callback_failure(message)
+            if reply is not None and request:
+                with contextlib.suppress(TransportError):
+                    await self._write(reply)
+        finally:
+            if request:
+                self._gate.release()
 
 
 def python_command(script: str, *args: str) -> list[str]:

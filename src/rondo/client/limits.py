@@ -1,0 +1,63 @@
+"""What one server can make a client spend: response and event sizes, concurrent server
+requests, questions per round. Defaults are in docs/limits.md."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+# A whole HTTP answer (JSON body) and one SSE event; stdio caps lines at the same size.
+DEFAULT_MAX_RESPONSE = 64 * 1024 * 1024
+DEFAULT_MAX_EVENT = 64 * 1024 * 1024
+# 2025-11-25 server->client requests answered at once; the excess gets an error at once.
+DEFAULT_MAX_SERVER_REQUESTS = 32
+# Input requests one input_required round may carry.
+DEFAULT_MAX_INPUT_REQUESTS = 64
+# How long close() waits for handlers still answering server requests.
+CLOSE_GRACE = 2.0
+
+log = logging.getLogger("rondo.client")
+
+
+def positive(name: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer")
+    return value
+
+
+class ServerRequestGate:
+    """Counts the server requests being answered; refuses beyond `cap`."""
+
+    __slots__ = ("cap", "active")
+
+    def __init__(self, cap: int = DEFAULT_MAX_SERVER_REQUESTS) -> None:
+        self.cap = positive("max_server_requests", cap)
+        self.active = 0
+
+    def admit(self) -> bool:
+        if self.active >= self.cap:
+            return False
+        self.active += 1
+        return True
+
+    def release(self) -> None:
+        self.active -= 1
+
+    def refusal(self, message: dict[str, Any]) -> dict[str, Any]:
+        log.warning("server sent more than %d concurrent requests: refusing %r",
+                    self.cap, message.get("method"))
+        return {"jsonrpc": "2.0", "id": message.get("id"), "error": {
+            "code": -32603,
+            "message": f"Client busy: more than {self.cap} server requests at once"}}
+
+
+def callback_failure(message: dict[str, Any]) -> dict[str, Any]:
+    """The reply when the client's own callback broke: the server learns nothing more (the
+    text stays in this process's log, under the reference it gets)."""
+    import secrets
+
+    ref = secrets.token_hex(6)
+    log.error("answering the server's %r failed [ref %s]", message.get("method"), ref,
+              exc_info=True)
+    return {"jsonrpc": "2.0", "id": message.get("id"),
+            "error": {"code": -32603, "message": f"Client error (reference {ref})"}}
