@@ -160,6 +160,7 @@ class LegacyDialect:
             return error_response(rid, masked_internal_error(
                 log, "unexpected failure answering a legacy request"))
         finally:
+            session.completed = True
             call.cancel_asks()
 
     def notification(self, session: LegacySession, msg: Mapping[str, Any]) -> None:

@@ -38,6 +38,9 @@ class LegacyConfig:
     events. `log_level`: level a session logs at before the client calls `logging/setLevel`
     (`None`: nothing until it asks). `workers`: threads for plain `def` handlers that take a
     Context (a `ctx.ask` there blocks its thread until the answer arrives).
+    Bounds (docs/limits.md): `max_replay_bytes` of SSE events kept for `Last-Event-ID` replay
+    per session and `max_replay_total` over all sessions (the oldest go first);
+    `max_get_streams` open GET streams per session (409 beyond).
     """
 
     idle_timeout: float = 600.0
@@ -46,10 +49,17 @@ class LegacyConfig:
     retry_ms: int = 1000
     log_level: str | None = None
     workers: int = 64
+    max_replay_bytes: int = 256 * 1024
+    max_replay_total: int = 64 * 1024 * 1024
+    max_get_streams: int = 4
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
+        for name in ("max_replay_bytes", "max_replay_total", "max_get_streams"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"LegacyConfig.{name} must be a positive integer")
         if self.idle_timeout <= 0 or self.ask_timeout <= 0:
             raise ValueError("idle_timeout and ask_timeout must be positive")
         if self.log_level is not None and self.log_level not in LOG_LEVEL_RANK:
@@ -81,6 +91,7 @@ class LegacySession:
         "transport",
         "on_close",
         "ask_timeout",
+        "completed",
     )
 
     def __init__(self, sid: str, version: str, capabilities: dict[str, Any],
@@ -103,6 +114,7 @@ class LegacySession:
         self.transport: Any = None  # the transport's own per-session state
         self.on_close: Callable[[LegacySession], None] | None = None
         self.ask_timeout = ask_timeout
+        self.completed = False  # answered a request: an initialize flood evicts others first
 
     @property
     def busy(self) -> bool:
@@ -240,11 +252,17 @@ class SessionTable:
             self.drop(session)
 
     def _evict_one(self) -> None:
-        for session in tuple(self._by_id.values()):
-            if not session.busy:
-                log.info("session cap reached: evicting least recently used %r", session)
-                self.drop(session)
-                return
+        """Make room, least recently used first: a session that never completed a request
+        (an `initialize` flood), then any idle one, then one that only holds streams open."""
+        sessions = tuple(self._by_id.values())
+        for test in (lambda s: not s.busy and not s.completed,
+                     lambda s: not s.busy,
+                     lambda s: not s.inflight and not s.pending):
+            for session in sessions:
+                if test(session):
+                    log.info("session cap reached: evicting %r", session)
+                    self.drop(session)
+                    return
         raise SessionLimit()
 
     def close_all(self) -> None:

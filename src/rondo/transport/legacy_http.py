@@ -55,17 +55,30 @@ DETACHED_LIMIT = 16  # unfinished request streams a session keeps after their co
 POLLING_VERSION = "2025-11-25"  # priming events and retry hints start here
 
 
+class ReplayBudget:
+    """Bytes of replayable events kept, per session and over every session of one endpoint."""
+
+    __slots__ = ("per_session", "total", "used")
+
+    def __init__(self, per_session: int, total: int) -> None:
+        self.per_session = per_session
+        self.total = total
+        self.used = 0
+
+
 class Stream:
     """One SSE stream of a session: its numbered events, and the connection writing them, if any."""
 
-    __slots__ = ("number", "seq", "events", "conn", "final")
+    __slots__ = ("number", "seq", "events", "conn", "final", "limit", "state")
 
-    def __init__(self, number: int, limit: int) -> None:
+    def __init__(self, number: int, limit: int, state: HttpState | None = None) -> None:
         self.number = number
         self.seq = 0
-        self.events: deque[tuple[int, bytes]] = deque(maxlen=limit)
+        self.events: deque[tuple[int, bytes]] = deque()
+        self.limit = limit
         self.conn: Conn | None = None
         self.final = False
+        self.state = state
 
     def event_id(self, seq: int) -> str:
         return f"{self.number}_{seq}"
@@ -73,7 +86,12 @@ class Stream:
     def push(self, msg: dict[str, Any]) -> None:
         self.seq += 1
         frame = sse_frame(msg, self.event_id(self.seq))
-        self.events.append((self.seq, frame))
+        events = self.events
+        if len(events) >= self.limit:
+            self._release(len(events.popleft()[1]))
+        events.append((self.seq, frame))
+        if self.state is not None:
+            self.state.charge(len(frame), self)
         if self.conn is not None:
             self.conn.poke()
 
@@ -84,6 +102,20 @@ class Stream:
 
     def after(self, seq: int) -> list[bytes]:
         return [frame for s, frame in self.events if s > seq]
+
+    def drop_oldest(self, keep: int) -> bool:
+        if len(self.events) <= keep:
+            return False
+        self._release(len(self.events.popleft()[1]))
+        return True
+
+    def release_all(self) -> None:
+        self._release(sum(len(frame) for _, frame in self.events))
+        self.events.clear()
+
+    def _release(self, size: int) -> None:
+        if self.state is not None:
+            self.state.release(size)
 
 
 class Conn:
@@ -106,18 +138,21 @@ class Conn:
 class HttpState:
     """Per-session HTTP state: its streams and how many connections are live."""
 
-    __slots__ = ("streams", "next_stream", "standalone", "live", "closed")
+    __slots__ = ("streams", "next_stream", "standalone", "live", "closed", "budget", "used", "gets")
 
-    def __init__(self) -> None:
+    def __init__(self, budget: ReplayBudget | None = None) -> None:
         self.streams: dict[int, Stream] = {}
         self.next_stream = 0
         self.standalone: Stream | None = None
         self.live = 0
         self.closed = False
+        self.budget = budget or ReplayBudget(256 * 1024, 64 * 1024 * 1024)
+        self.used = 0  # bytes of replayable events this session keeps
+        self.gets = 0  # GET streams open
 
     def open_stream(self, limit: int = REPLAY_LIMIT) -> Stream:
         self.next_stream += 1
-        stream = Stream(self.next_stream, limit)
+        stream = Stream(self.next_stream, limit, self)
         self.streams[stream.number] = stream
         if len(self.streams) > DETACHED_LIMIT * 4:
             self._trim()
@@ -127,7 +162,36 @@ class HttpState:
         """Forget the oldest request streams nobody is reading (their clients never came back)."""
         detached = [s for s in self.streams.values() if s.conn is None and s is not self.standalone]
         for stream in detached[: max(0, len(detached) - DETACHED_LIMIT)]:
+            self.forget(stream)
+
+    def forget(self, stream: Stream) -> None:
+        if self.streams.get(stream.number) is stream:
             del self.streams[stream.number]
+        stream.release_all()
+
+    def charge(self, size: int, current: Stream) -> None:
+        """Count a new event; over the session's or the endpoint's budget, drop the oldest
+        events, from streams nobody reads first, never the event just added."""
+        budget = self.budget
+        self.used += size
+        budget.used += size
+        while self.used > budget.per_session or budget.used > budget.total:
+            if not self._drop_one(current):
+                return
+
+    def release(self, size: int) -> None:
+        self.used -= size
+        self.budget.used -= size
+
+    def _drop_one(self, current: Stream) -> bool:
+        streams = tuple(self.streams.values())
+        for stream in streams:
+            if stream.conn is None and stream is not current and stream.drop_oldest(0):
+                return True
+        for stream in streams:
+            if stream.drop_oldest(1 if stream is current else 0):
+                return True
+        return current.number not in self.streams and current.drop_oldest(1)
 
     def notify(self, msg: dict[str, Any]) -> None:
         if self.standalone is not None:
@@ -139,7 +203,8 @@ class HttpState:
             if stream.conn is not None:
                 stream.conn.detach = True
                 stream.conn.poke()
-        self.streams.clear()
+        for stream in tuple(self.streams.values()):
+            self.forget(stream)
 
 
 class _Exchange:
@@ -166,6 +231,7 @@ class LegacyHttp:
         self.dialect = LegacyDialect(app.server, config)
         self.config = self.dialect.config
         self.keepalive = app.keepalive
+        self.budget = ReplayBudget(self.config.max_replay_bytes, self.config.max_replay_total)
 
     @property
     def sessions(self) -> Any:
@@ -215,7 +281,7 @@ class LegacyHttp:
             code = response["error"]["code"]
             await send_json(send, 503 if code == SERVER_BUSY else 400, response)
             return
-        state = HttpState()
+        state = HttpState(self.budget)
         session.transport = state
         session.outlet = state.notify
         session.on_close = state.close
@@ -305,6 +371,10 @@ class LegacyHttp:
             await send_error(send, None, status=406, exc=McpError(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"))
             return
         state: HttpState = session.transport
+        if state.gets >= self.config.max_get_streams:
+            await send_error(send, None, status=409, exc=McpError(
+                INVALID_REQUEST, f"Conflict: this session already has {state.gets} GET streams open"))
+            return
         last = header_value(headers, b"last-event-id")
         stream, sent = (None, 0)
         if last is not None:
@@ -317,7 +387,11 @@ class LegacyHttp:
             sent = stream.seq
             if session.version >= POLLING_VERSION:
                 first = _priming(stream, stream.seq, self.config.retry_ms)
-        await self._pump(state, stream, Conn(sent), receive, send, first)
+        state.gets += 1
+        try:
+            await self._pump(state, stream, Conn(sent), receive, send, first)
+        finally:
+            state.gets -= 1
 
     # -- writing a stream ----------------------------------------------------------------------
 
@@ -345,8 +419,7 @@ class LegacyHttp:
                     conn.sent = stream.seq
                     await send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
                 if stream.final and conn.sent >= stream.seq:
-                    if state.streams.get(stream.number) is stream:
-                        del state.streams[stream.number]  # delivered: nothing left to replay
+                    state.forget(stream)  # delivered: nothing left to replay
                     break
                 if conn.detach or state.closed or stream.conn is not conn:
                     break
