@@ -78,6 +78,11 @@ def canonical(value: Any) -> bytes:
         return text.encode("utf-8", "surrogatepass")
 
 
+def new_token_id() -> str:
+    """A fresh one-time token id (128 random bits)."""
+    return _b64(os.urandom(16)).decode("ascii")
+
+
 def binding(params: Mapping[str, Any], principal: str | None) -> bytes:
     """What the MAC binds besides the claims: the principal and the salient params.
 
@@ -146,8 +151,12 @@ def seal_token(
     encrypt: bool,
     once: bool,
     now: float,
+    token_id: str | None = None,
 ) -> str:
-    token_id = _b64(os.urandom(16)).decode("ascii") if once else None
+    if once and token_id is None:
+        token_id = new_token_id()
+    elif not once:
+        token_id = None
     claims = Claims(m=method, a=audience, e=math.ceil(now + ttl), j=token_id, d=data)
     try:
         payload = _claims_encoder.encode(claims)

@@ -23,11 +23,12 @@ from .codec import (
     check_leeway,
     check_principal,
     check_ttl,
+    new_token_id,
     open_token,
     seal_token,
 )
 from .keys import ENV_KEYS, Keyring, keyring_from, parse_env_keys, process_keyring
-from .replay import MemoryReplayStore
+from .replay import MemoryReplayStore, StoreFull
 
 if TYPE_CHECKING:
     from .facts import RequestFacts
@@ -138,18 +139,30 @@ class StatePolicy:
     def seal_for(
         self, ctx: RequestFacts, data: Any, *, ttl: float | None = None, once: bool | None = None
     ) -> str:
-        """Seal `data` for the retry of the request `ctx` describes."""
+        """Seal `data` for the retry of the request `ctx` describes. A one-time token takes a
+        place in the replay store now (`StoreFull` when there is none left for this principal),
+        so a full store refuses new seals, never a valid token."""
+        principal = self.principal_of(ctx)
+        ttl = self.ttl if ttl is None else check_ttl(ttl)
+        once = self.once if once is None else bool(once)
+        token_id = None
+        if once:
+            token_id = new_token_id()
+            reserve = getattr(self.replay_store, "reserve", None)
+            if reserve is not None and not reserve(token_id, ttl + self.leeway, principal):
+                raise StoreFull()
         return seal_token(
             data,
             ctx.request_method,
             ctx.server_name,
             ctx.request_params,
-            self.principal_of(ctx),
+            principal,
             self.keyring,
-            ttl=self.ttl if ttl is None else check_ttl(ttl),
+            ttl=ttl,
             encrypt=self.encrypt,
-            once=self.once if once is None else bool(once),
+            once=once,
             now=self._clock(),
+            token_id=token_id,
         )
 
     def open_for(self, ctx: RequestFacts, token: Any) -> Any:

@@ -15,40 +15,83 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..wire.errors import SERVER_BUSY, McpError
 from .codec import ReplayStore
 
-__all__ = ["MemoryReplayStore", "RedisReplayStore", "ReplayStore"]
+__all__ = ["MemoryReplayStore", "RedisReplayStore", "ReplayStore", "StoreFull"]
 
 log = logging.getLogger("rondo.state")
 
+_RESERVED = 0
+_USED = 1
+_UNRESERVED = "\0unreserved"  # the share tokens this store never reserved are counted in
+
+
+class StoreFull(McpError):
+    """No room left in the one-time store for this principal: the seal is refused (the
+    request answers this error), so valid tokens already out keep working."""
+
+    def __init__(self) -> None:
+        super().__init__(SERVER_BUSY, "Server busy: too many one-time request states "
+                                      "outstanding for this client; try again later")
+
 
 class MemoryReplayStore:
-    """In-process store: bounded, with expiring entries. Right for a single worker only.
+    """In-process store: bounded, with expiring entries. Right for a single worker only
+    (several workers, or restarts: `RedisReplayStore`).
 
-    When full of live entries it refuses new ones (the token fails like a replay): failing closed
-    keeps a replayed token out, at the cost of availability under a flood. Size it with
-    `max_entries` (live entries = one-time tokens opened within one ttl).
+    A one-time token takes its place when sealed (`reserve`), at most `max_per_principal` per
+    principal and `max_entries` in all; a full store refuses the seal (`StoreFull`), never a
+    valid token. Opening it (`consume`) marks the place used until the token expires. A token
+    this store never reserved (sealed before a restart, or by another worker) is taken while
+    there is room and refused when there is none: failing closed keeps a replay out.
     """
 
     def __init__(
-        self, max_entries: int = 100_000, *, clock: Callable[[], float] = time.monotonic
+        self, max_entries: int = 100_000, *, max_per_principal: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int):
-            raise TypeError("max_entries must be an int")
-        if max_entries < 1:
-            raise ValueError("max_entries must be at least 1")
+        for name, value in (("max_entries", max_entries), ("max_per_principal", max_per_principal)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int")
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1")
         if not callable(clock):
             raise TypeError("clock must be callable")
         self.max_entries = max_entries
+        self.max_per_principal = max_per_principal
         self._clock = clock
         self._deadlines: dict[str, float] = {}
+        self._state: dict[str, tuple[int, str | None]] = {}  # id -> (reserved/used, principal)
+        self._per_principal: dict[str | None, int] = {}
         self._heap: list[tuple[float, str]] = []
         self._lock = threading.Lock()
+
+    def reserve(self, token_id: str, ttl: float, principal: str | None = None) -> bool:
+        """Take a place for a token about to be sealed; False when the store (or this
+        principal's share of it) is full."""
+        now = self._clock()
+        with self._lock:
+            self._forget_expired(now)
+            if (len(self._deadlines) >= self.max_entries
+                    or self._per_principal.get(principal, 0) >= self.max_per_principal):
+                log.warning("rondo.state: one-time store full (%d live entries, %d for this "
+                            "principal): refusing a new one-time seal",
+                            len(self._deadlines), self._per_principal.get(principal, 0))
+                return False
+            self._insert(token_id, now + max(ttl, 0.0), _RESERVED, principal)
+            return True
 
     def consume(self, token_id: str, ttl: float) -> bool:
         now = self._clock()
         with self._lock:
             self._forget_expired(now)
+            known = self._state.get(token_id)
+            if known is not None:
+                if known[0] == _USED:
+                    return False
+                self._state[token_id] = (_USED, known[1])
+                return True
             if token_id in self._deadlines:
                 return False
             if len(self._deadlines) >= self.max_entries:
@@ -58,10 +101,14 @@ class MemoryReplayStore:
                     self.max_entries,
                 )
                 return False
-            deadline = now + max(ttl, 0.0)
-            self._deadlines[token_id] = deadline
-            heapq.heappush(self._heap, (deadline, token_id))
+            self._insert(token_id, now + max(ttl, 0.0), _USED, _UNRESERVED)
             return True
+
+    def _insert(self, token_id: str, deadline: float, state: int, principal: str | None) -> None:
+        self._deadlines[token_id] = deadline
+        self._state[token_id] = (state, principal)
+        self._per_principal[principal] = self._per_principal.get(principal, 0) + 1
+        heapq.heappush(self._heap, (deadline, token_id))
 
     def _forget_expired(self, now: float) -> None:
         heap, deadlines = self._heap, self._deadlines
@@ -69,6 +116,12 @@ class MemoryReplayStore:
             deadline, token_id = heapq.heappop(heap)
             if deadlines.get(token_id) == deadline:
                 del deadlines[token_id]
+                _, principal = self._state.pop(token_id)
+                left = self._per_principal[principal] - 1
+                if left:
+                    self._per_principal[principal] = left
+                else:
+                    del self._per_principal[principal]
 
     def __len__(self) -> int:
         with self._lock:
