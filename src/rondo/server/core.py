@@ -41,7 +41,8 @@ class Core:
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        self.subscriptions = Subscriptions()
+        self.subscriptions = Subscriptions(server.max_listen_streams,
+                                           server.max_listen_per_principal)
         self.methods: dict[str, Method] = {m.name: m for m in BUILTIN}
         for method in server.extra_methods:
             self.methods[method.name] = method

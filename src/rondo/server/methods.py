@@ -271,7 +271,7 @@ def _completion_waits(core: Core, params: Mapping[str, Any]) -> bool:
 
 
 async def listen(core: Core, req: Request) -> dict[str, Any]:
-    from .subscriptions import Listener
+    from .subscriptions import Listener, principal_key
 
     wanted = req.params.get("notifications")
     if not isinstance(wanted, dict):
@@ -296,16 +296,16 @@ async def listen(core: Core, req: Request) -> dict[str, Any]:
             uris = tuple(subs)
             honoured["resourceSubscriptions"] = list(subs)
     rid = req.id
-    req.emit(
-        {
-            "jsonrpc": "2.0",
-            "method": "notifications/subscriptions/acknowledged",
-            "params": {"_meta": {SUBSCRIPTION_ID: rid}, "notifications": honoured},
-        }
-    )
-    listener = Listener(rid, frozenset(flags), uris, req.emit)
-    core.subscriptions.add(listener)
+    listener = Listener(rid, frozenset(flags), uris, req.emit, principal_key(req.auth))
+    core.subscriptions.add(listener)  # refused (-32000) beyond the caps, before acknowledging
     try:
+        req.emit(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {"_meta": {SUBSCRIPTION_ID: rid}, "notifications": honoured},
+            }
+        )
         import asyncio  # only streams need the event loop; see transport/stdio.py
 
         await asyncio.Event().wait()  # until the client goes away (the transport cancels us)

@@ -59,7 +59,8 @@ class Server:
     `RONDO_STATE_KEYS`, or a random per-process key; `None` turns the boundary off.
     `mask_errors` (default True) answers an unexpected exception in a tool with "internal
     error" and a correlation id the server log carries with the traceback; `ToolError` text
-    always passes through. `max_uri_length` bounds the URIs `resources/read` accepts.
+    always passes through. `max_uri_length` bounds the URIs `resources/read` accepts;
+    `max_listen_streams` / `max_listen_per_principal` the open `subscriptions/listen` streams.
     """
 
     def __init__(
@@ -81,6 +82,8 @@ class Server:
         server_info_in_results: bool = True,
         mask_errors: bool = True,
         max_uri_length: int = DEFAULT_MAX_URI_LENGTH,
+        max_listen_streams: int = 1000,
+        max_listen_per_principal: int = 100,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -113,6 +116,12 @@ class Server:
         # carries with the traceback; False (development only) sends their text to the client.
         self.mask_errors = bool(mask_errors)
         self.max_uri_length = max_uri_length
+        for label, value in (("max_listen_streams", max_listen_streams),
+                             ("max_listen_per_principal", max_listen_per_principal)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{label} must be a positive integer")
+        self.max_listen_streams = max_listen_streams
+        self.max_listen_per_principal = max_listen_per_principal
         if state is _DEFAULT:
             from ..state import StatePolicy
 

@@ -25,6 +25,7 @@ from ..wire.errors import (
     HEADER_MISMATCH,
     INVALID_REQUEST,
     PARSE_ERROR,
+    SERVER_BUSY,
     McpError,
     http_status,
     internal_error,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("rondo.http")
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+DEFAULT_MAX_PENDING = 1024
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 KEEPALIVE_SECONDS = 15.0
 # A request still running after this long gets a watcher that cancels it if the client leaves.
@@ -97,9 +99,14 @@ class HttpApp:
         allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS,
         keepalive: float = KEEPALIVE_SECONDS,
         legacy: Any = True,
+        max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         if not isinstance(max_body, int) or max_body < 1:
             raise ValueError("max_body must be a positive number of bytes")
+        if not isinstance(max_pending, int) or max_pending < 1:
+            raise ValueError("max_pending must be a positive number of notifications")
+        # Notifications one SSE answer may hold for a client that does not read (docs/limits.md).
+        self.max_pending = max_pending
         self.server = server
         self.core = server.core
         self.path = path.rstrip("/") if path else None
@@ -277,9 +284,15 @@ class HttpApp:
         if not core.may_suspend(method, params):
             # Nothing to wait for: run inline, no task, no disconnect watcher.
             notes: list[dict[str, Any]] = []
+            cap = self.max_pending
+
+            def keep(note: dict[str, Any]) -> None:
+                if len(notes) < cap:  # a plain handler cannot wait for the client: drop beyond
+                    notes.append(note)
+
             try:
                 result = await core.dispatch(
-                    Request(rid, method, params, env, core.modern, emit=notes.append, auth=auth))
+                    Request(rid, method, params, env, core.modern, emit=keep, auth=auth))
                 response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
             except McpError as exc:
                 response = error_response(rid, exc)
@@ -297,7 +310,7 @@ class HttpApp:
         loop = asyncio.get_running_loop()
         queue: list[dict[str, Any]] = []
         wake: asyncio.Future[None] = loop.create_future()
-        state = {"wake": wake}
+        state: dict[str, Any] = {"wake": wake}
 
         def poke() -> None:
             w = state["wake"]
@@ -305,6 +318,14 @@ class HttpApp:
                 w.set_result(None)
 
         def emit(note: dict[str, Any]) -> None:
+            if len(queue) >= self.max_pending:
+                # The client is not reading: drop it (a listen stream leaves the fan-out)
+                # rather than buffer without bound.
+                if not state.get("overflow"):
+                    state["overflow"] = True
+                    log.warning("dropping request %r: %d notifications unread", rid, len(queue))
+                    task.cancel()
+                return
             queue.append(note)
             poke()
 
@@ -355,7 +376,9 @@ class HttpApp:
                     await asyncio.wait_for(asyncio.shield(wake), self.keepalive)
                 except TimeoutError:
                     await send({"type": "http.response.body", "body": KEEPALIVE_FRAME, "more_body": True})
-            final = _final(rid, task)
+            final = _final(rid, task) if not state.get("overflow") else error_response(rid, McpError(
+                SERVER_BUSY, f"Stream closed: the client did not read {self.max_pending} "
+                             "pending notifications"))
             await send({"type": "http.response.body", "body": sse_frame(final), "more_body": False})
         except OSError:
             task.cancel()

@@ -1,0 +1,194 @@
+"""Issue 16 items 6 and 8: listen streams and chatty SSE answers to clients that never read."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import tracemalloc
+from typing import Any
+
+import msgspec
+import pytest
+
+import rondo
+from helpers_core import http_headers, request
+from rondo.server.subscriptions import FANOUT_SLICE, Listener, Subscriptions
+from rondo.transport.http import HttpApp
+from rondo.transport.memory import MemoryConnection
+
+
+class NeverReads:
+    """One ASGI request whose client sends the body and then never reads a byte: every body
+    frame after the first blocks, as it does when the socket's buffers are full."""
+
+    def __init__(self, app: Any, message: dict[str, Any]) -> None:
+        headers = [(b"host", b"127.0.0.1")] + [
+            (k.encode(), v.encode()) for k, v in http_headers(message).items()]
+        self.scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+        self.body = msgspec.json.encode(message)
+        self.frames = 0
+        self.stuck = asyncio.Event()
+        self.task = asyncio.ensure_future(app(self.scope, self._receive, self._send))
+
+    async def _receive(self) -> dict[str, Any]:
+        if self.body is not None:
+            body, self.body = self.body, None
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            self.frames += 1
+            if self.frames > 1:
+                self.stuck.set()
+                await asyncio.Event().wait()
+
+
+def listen_message(rid: int) -> dict[str, Any]:
+    return request("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, id=rid)
+
+
+def peak_of(coro: Any) -> tuple[Any, int]:
+    tracemalloc.start()
+    try:
+        result = asyncio.run(asyncio.wait_for(coro, 60))
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_unread_listen_streams_are_dropped_not_buffered() -> None:
+    server = rondo.Server("listen", state=None)
+
+    @server.tool
+    def x() -> str:
+        """A tool, so tools.listChanged is advertised."""
+        return "x"
+
+    app = HttpApp(server, max_pending=256)
+
+    async def go() -> int:
+        streams = [NeverReads(app, listen_message(i)) for i in range(10)]
+        await asyncio.sleep(0.05)
+        assert len(server.core.subscriptions) == 10
+        for i in range(60_000):
+            server.notify_tools_changed()
+            if i % 1000 == 0:
+                await asyncio.sleep(0)
+        await asyncio.sleep(0.05)
+        left = len(server.core.subscriptions)
+        for s in streams:
+            s.task.cancel()
+        await asyncio.gather(*(s.task for s in streams), return_exceptions=True)
+        return left
+
+    left, peak = peak_of(go())
+    assert left == 0  # every slow reader was dropped from the fan-out
+    # Before: 10 unread streams and 60,000 events took RSS from 33 to 272 MB.
+    assert peak < 20 * 1024 * 1024, f"peak {peak / 1e6:.1f} MB"
+
+
+def test_a_chatty_answer_to_a_client_that_never_reads_is_bounded() -> None:
+    server = rondo.Server("chatty", state=None)
+    sent = {"n": 0, "cancelled": False}
+
+    @server.tool
+    async def chatty(ctx: rondo.Context) -> str:
+        """200,000 1 KB log lines."""
+        try:
+            for _ in range(200_000):
+                sent["n"] += 1
+                await ctx.log("info", "x" * 1000)
+                if sent["n"] % 500 == 0:
+                    await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            sent["cancelled"] = True
+            raise
+        return "done"
+
+    app = HttpApp(server, max_pending=512)
+
+    async def go() -> None:
+        msg = request("tools/call", {"name": "chatty", "arguments": {}}, id=1,
+                      meta_extra={"io.modelcontextprotocol/logLevel": "debug"})
+        stream = NeverReads(app, msg)
+        await asyncio.wait_for(stream.stuck.wait(), 10)
+        for _ in range(200):
+            if sent["cancelled"]:
+                break
+            await asyncio.sleep(0.01)
+        stream.task.cancel()
+        await asyncio.gather(stream.task, return_exceptions=True)
+
+    _, peak = peak_of(go())
+    assert sent["cancelled"] and sent["n"] < 200_000
+    assert peak < 20 * 1024 * 1024, f"peak {peak / 1e6:.1f} MB"  # before: 115 MB
+
+
+def test_listen_streams_are_capped_per_server_and_per_principal() -> None:
+    subs = Subscriptions(max_streams=5, max_per_principal=2)
+    emit = lambda note: None  # noqa: E731
+    subs.add(Listener(1, frozenset(), (), emit, "alice"))
+    subs.add(Listener(2, frozenset(), (), emit, "alice"))
+    with pytest.raises(rondo.McpError, match="principal"):
+        subs.add(Listener(3, frozenset(), (), emit, "alice"))
+    anon = [Listener(i, frozenset(), (), emit) for i in range(3)]
+    for listener in anon:
+        subs.add(listener)
+    with pytest.raises(rondo.McpError, match="server"):
+        subs.add(Listener(9, frozenset(), (), emit, "bob"))
+    subs.remove(anon[0])
+    subs.add(Listener(9, frozenset(), (), emit, "bob"))
+    with pytest.raises(ValueError):
+        rondo.Server("bad", max_listen_streams=0)
+
+
+def test_a_listen_beyond_the_cap_is_answered_with_an_error() -> None:
+    server = rondo.Server("cap", state=None, max_listen_streams=2)
+
+    @server.tool
+    def x() -> str:
+        """A tool."""
+        return "x"
+
+    async def go() -> dict[str, Any] | None:
+        conn = MemoryConnection(server)
+        tasks = [asyncio.ensure_future(conn.send(listen_message(i))) for i in (1, 2)]
+        await asyncio.sleep(0.05)
+        third = await asyncio.wait_for(conn.send(listen_message(3)), 5)
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return third
+
+    third = asyncio.run(go())
+    assert third is not None and third["error"]["code"] == -32000
+
+
+def test_fan_out_to_many_listeners_does_not_block_the_loop() -> None:
+    subs = Subscriptions(max_streams=10_000)
+    got: list[int] = []
+
+    def emit_for(i: int) -> Any:
+        def emit(note: dict[str, Any]) -> None:
+            until = time.perf_counter() + 0.00005  # what encoding and queueing an event costs
+            while time.perf_counter() < until:
+                pass
+            got.append(i)
+        return emit
+
+    for i in range(8000):
+        subs.add(Listener(i, frozenset({"toolsListChanged"}), (), emit_for(i)))
+
+    async def go() -> float:
+        start = time.perf_counter()
+        subs.list_changed("tools")
+        blocked = time.perf_counter() - start
+        for _ in range(8000 // FANOUT_SLICE + 2):
+            await asyncio.sleep(0)
+        return blocked
+
+    blocked = asyncio.run(go())
+    assert len(got) == 8000 and got == sorted(got)  # everyone, in order
+    assert blocked < 0.1  # before: the whole fan-out at once (0.4 s here, 0.55 s over HTTP)
