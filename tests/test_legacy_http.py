@@ -202,7 +202,7 @@ def test_initialize_issues_a_visible_ascii_session_id_and_lifecycle_works() -> N
 def test_requests_without_a_session_are_400_and_unknown_sessions_404() -> None:
     async def go() -> None:
         app = app_for()
-        ex = Exchange(app, "POST", {}, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        ex = Exchange(app, "POST", {"accept": "application/json, text/event-stream"}, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
         status, _ = await ex.start()
         body = await ex.json()
         assert status == 400 and body["error"]["code"] == -32000 and body["id"] == 1
@@ -243,7 +243,7 @@ def test_both_eras_on_one_endpoint() -> None:
         modern = await ex.json()
         assert status == 200 and modern["result"]["resultType"] == "complete"
         # initialize with the 2026 header and _meta stays modern: a removed method there.
-        ex = Exchange(app, "POST", {"mcp-protocol-version": "2026-07-28", "mcp-method": "initialize"},
+        ex = Exchange(app, "POST", {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "initialize"},
                       {"jsonrpc": "2.0", "id": 6, "method": "initialize", "params": {"_meta": meta}})
         status, _ = await ex.start()
         assert status == 404 and (await ex.json())["error"]["code"] == -32601
@@ -429,7 +429,7 @@ def test_get_needs_event_stream_accept() -> None:
 def test_modern_only_app_rejects_legacy() -> None:
     async def go() -> None:
         app = HttpApp(make_server(), legacy=False)
-        ex = Exchange(app, "POST", {}, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        ex = Exchange(app, "POST", {"accept": "application/json, text/event-stream"}, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                         "params": {"protocolVersion": ERA, "capabilities": {}}})
         assert (await ex.start())[0] == 400
         assert (await Exchange(app, "GET", {}).start())[0] == 405

@@ -24,11 +24,11 @@ from ..wire.errors import (
     DECODE_ERRORS,
     HEADER_MISMATCH,
     INVALID_REQUEST,
-    PARSE_ERROR,
     SERVER_BUSY,
     McpError,
     http_status,
     internal_error,
+    parse_error,
 )
 from ..wire.headers import HeaderValueError, check_param_headers, decode_value
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
@@ -47,6 +47,7 @@ from .asgi import (
     send_plain,
     sse_frame,
 )
+from .checks import header_problem
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -148,6 +149,10 @@ class HttpApp:
             await send_plain(send, 404, b"Not Found")
             return
         headers = header_map(scope)
+        refused = header_problem(headers, scope["method"])
+        if refused is not None:
+            await send_error(send, None, refused[1], refused[0])
+            return
         if not self._host_ok(headers):
             await send_json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
                                                                "message": "Forbidden: Host or Origin not allowed"}})
@@ -168,8 +173,8 @@ class HttpApp:
             return
         try:
             msg = _decode(body)
-        except DECODE_ERRORS:
-            await send_error(send, None, McpError(PARSE_ERROR, "Parse error: invalid JSON"))
+        except DECODE_ERRORS as exc:
+            await send_error(send, None, parse_error(exc))
             return
         if not isinstance(msg, dict):
             await send_error(send, None, not_an_object(msg))

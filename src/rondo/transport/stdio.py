@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
+from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
 from ..wire.jsonrpc import error_response, not_an_object, request_shape
 
 if TYPE_CHECKING:
@@ -80,8 +80,8 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
         return True
     try:
         msg = _decode(line)
-    except DECODE_ERRORS:
-        send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
+    except DECODE_ERRORS as exc:
+        send(error_response(None, parse_error(exc)))
         return True
     if not isinstance(msg, dict):
         send(error_response(None, not_an_object(msg)))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
-from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
+from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
 from ..wire.jsonrpc import error_response, not_an_object
 from .connection import Connection
 from .stdio import DEFAULT_MAX_IN_FLIGHT, OutputClosed, log_output_closed, write_all
@@ -75,8 +75,8 @@ class StdioSession:
             return None
         try:
             msg = _decode(line)
-        except DECODE_ERRORS:
-            self.send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
+        except DECODE_ERRORS as exc:
+            self.send(error_response(None, parse_error(exc)))
             return None
         if not isinstance(msg, dict):
             self.send(error_response(None, not_an_object(msg)))

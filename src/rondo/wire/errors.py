@@ -11,6 +11,14 @@ import msgspec
 DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, RecursionError)
 
 PARSE_ERROR = -32700
+
+
+def parse_error(exc: BaseException) -> McpError:
+    """The -32700 for undecodable input, saying when the JSON was valid but a number was too
+    large to take (integers beyond 64 bits, or more digits than Python converts)."""
+    if "out of range" in str(exc) or "digits" in str(exc):
+        return McpError(PARSE_ERROR, "Parse error: number too large")
+    return McpError(PARSE_ERROR, "Parse error: invalid JSON")
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602

@@ -71,6 +71,8 @@ def request_shape(msg: Any) -> tuple[Any, str, Json, bool]:
         if "result" in msg or "error" in msg:
             raise McpError(INVALID_REQUEST, "Invalid Request: this endpoint takes no responses")
         raise McpError(INVALID_REQUEST, "Invalid Request: method must be a string")
+    if "result" in msg or "error" in msg:
+        raise McpError(INVALID_REQUEST, "Invalid Request: a message is a request or a response, not both")
     params = msg.get("params", {})
     if not isinstance(params, dict):
         raise McpError(INVALID_REQUEST, "Invalid Request: params must be an object")
