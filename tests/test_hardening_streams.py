@@ -58,7 +58,7 @@ def peak_of(coro: Any) -> tuple[Any, int]:
         tracemalloc.stop()
 
 
-def test_unread_listen_streams_are_dropped_not_buffered() -> None:
+def listen_server() -> rondo.Server:
     server = rondo.Server("listen", state=None)
 
     @server.tool
@@ -66,14 +66,32 @@ def test_unread_listen_streams_are_dropped_not_buffered() -> None:
         """A tool, so tools.listChanged is advertised."""
         return "x"
 
+    @server.resource("file:///r/{name}")
+    def r(name: str) -> str:
+        return name
+
+    return server
+
+
+def resource_listen(rid: int) -> dict[str, Any]:
+    return request("subscriptions/listen", {"notifications": {
+        "toolsListChanged": True, "resourceSubscriptions": ["file:///r"]}}, id=rid)
+
+
+@pytest.mark.parametrize("kind", ["list_changed", "resource_updated"])
+def test_unread_listen_streams_stay_bounded(kind: str) -> None:
+    server = listen_server()
     app = HttpApp(server, max_pending=256)
 
     async def go() -> int:
-        streams = [NeverReads(app, listen_message(i)) for i in range(10)]
+        streams = [NeverReads(app, resource_listen(i)) for i in range(10)]
         await asyncio.sleep(0.05)
         assert len(server.core.subscriptions) == 10
         for i in range(60_000):
-            server.notify_tools_changed()
+            if kind == "list_changed":
+                server.notify_tools_changed()
+            else:
+                server.notify_resource_updated(f"file:///r/{i}")
             if i % 1000 == 0:
                 await asyncio.sleep(0)
         await asyncio.sleep(0.05)
@@ -84,7 +102,9 @@ def test_unread_listen_streams_are_dropped_not_buffered() -> None:
         return left
 
     left, peak = peak_of(go())
-    assert left == 0  # every slow reader was dropped from the fan-out
+    # Repeated list changes merge into the one still pending: the stream stays, costing nothing.
+    # Distinct updates cannot merge: the slow reader is dropped from the fan-out.
+    assert left == (10 if kind == "list_changed" else 0)
     # Before: 10 unread streams and 60,000 events took RSS from 33 to 272 MB.
     assert peak < 20 * 1024 * 1024, f"peak {peak / 1e6:.1f} MB"
 
@@ -192,3 +212,25 @@ def test_fan_out_to_many_listeners_does_not_block_the_loop() -> None:
     blocked = asyncio.run(go())
     assert len(got) == 8000 and got == sorted(got)  # everyone, in order
     assert blocked < 0.1  # before: the whole fan-out at once (0.4 s here, 0.55 s over HTTP)
+
+
+def test_pending_notes_merge_what_supersedes_and_bound_the_rest() -> None:
+    from rondo.transport.pending import HARD_FACTOR, PendingNotes
+
+    def progress(token: Any, n: int) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": n}}
+
+    log_line = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+    pending = PendingNotes(cap=4)
+    for n in range(1000):
+        assert pending.add(progress("a", n))
+    assert pending.add(log_line) and pending.add(progress("b", 1))
+    assert [(m["params"].get("progressToken"), m["params"].get("progress")) for m in pending.notes] == [
+        ("a", 999), (None, None), ("b", 1)]
+    pending.sending = True  # the client stopped reading: the cap applies
+    assert pending.add(log_line)
+    assert not pending.add(log_line) and pending.overflowed
+    quick = PendingNotes(cap=4)  # nobody stuck writing yet: only the hard bound applies
+    assert all(quick.add(log_line) for _ in range(4 * HARD_FACTOR))
+    assert not quick.add(log_line)

@@ -48,6 +48,7 @@ from .asgi import (
     sse_frame,
 )
 from .checks import header_problem
+from .pending import PendingNotes
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -313,7 +314,7 @@ class HttpApp:
             await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in notes)})
             return
         loop = asyncio.get_running_loop()
-        queue: list[dict[str, Any]] = []
+        queue = PendingNotes(self.max_pending)
         wake: asyncio.Future[None] = loop.create_future()
         state: dict[str, Any] = {"wake": wake}
 
@@ -323,16 +324,14 @@ class HttpApp:
                 w.set_result(None)
 
         def emit(note: dict[str, Any]) -> None:
-            if len(queue) >= self.max_pending:
+            if queue.add(note):
+                poke()
+            elif not state.get("overflow"):
                 # The client is not reading: drop it (a listen stream leaves the fan-out)
                 # rather than buffer without bound.
-                if not state.get("overflow"):
-                    state["overflow"] = True
-                    log.warning("dropping request %r: %d notifications unread", rid, len(queue))
-                    task.cancel()
-                return
-            queue.append(note)
-            poke()
+                state["overflow"] = True
+                log.warning("dropping request %r: %d notifications unread", rid, len(queue))
+                task.cancel()
 
         task = loop.create_task(
             core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth)))
@@ -362,7 +361,7 @@ class HttpApp:
         self,
         rid: Any,
         task: asyncio.Task[Any],
-        queue: list[dict[str, Any]],
+        queue: PendingNotes,
         state: dict[str, Any],
         loop: asyncio.AbstractEventLoop,
         send: Send,
@@ -371,9 +370,10 @@ class HttpApp:
         try:
             while True:
                 if queue:
-                    batch = b"".join(sse_frame(note) for note in queue)
-                    queue.clear()
+                    batch = b"".join(sse_frame(note) for note in queue.take())
+                    queue.sending = True
                     await send({"type": "http.response.body", "body": batch, "more_body": True})
+                    queue.sending = False
                 if task.done():
                     break
                 state["wake"] = wake = loop.create_future()
