@@ -4,6 +4,8 @@
 - `GET /.well-known/rondo/keys`: this worker's key ids and fingerprints (`keyinfo.py`), only to
   a loopback client with no forwarding header, so nothing behind a proxy reaches it.
 - Host and Origin allow-lists (DNS-rebinding and cross-site protection), 403 otherwise.
+- `Rondo-Worker: <id>` on every response when the worker has an id (`--worker-id`), so an
+  operator (or a test) sees which worker answered behind the balancer.
 - `root_path`: uvicorn puts the proxy prefix in front of `path`; the endpoint matches without it.
 """
 
@@ -47,6 +49,7 @@ class Front:
         self.app = app
         self.server = server
         self.worker = worker
+        self._worker_header = (b"rondo-worker", worker.encode("ascii")) if worker else None
         hosts = None if allowed_hosts is None else [h for h in allowed_hosts]
         self.allowed_hosts = (
             None if hosts is None or "*" in hosts else frozenset(_hostname(h) for h in hosts)
@@ -82,7 +85,17 @@ class Front:
                 "code": INVALID_REQUEST, "message": "Forbidden: Host or Origin not allowed"}})
             await _reply(send, 403, body, b"application/json")
             return
-        await self.app(scope, receive, send)
+        tag = self._worker_header
+        if tag is None:
+            await self.app(scope, receive, send)
+            return
+
+        async def tagged(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), tag]}
+            await send(message)
+
+        await self.app(scope, receive, tagged)
 
     def _allowed(self, headers: dict[bytes, bytes]) -> bool:
         hosts = self.allowed_hosts
