@@ -64,6 +64,9 @@ class Front:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        tag = self._worker_header
+        if tag is not None:
+            send = _tagged(send, tag)
         root = scope.get("root_path") or ""
         path = scope.get("path", "")
         if root and path.startswith(root):
@@ -85,17 +88,7 @@ class Front:
                 "code": INVALID_REQUEST, "message": "Forbidden: Host or Origin not allowed"}})
             await _reply(send, 403, body, b"application/json")
             return
-        tag = self._worker_header
-        if tag is None:
-            await self.app(scope, receive, send)
-            return
-
-        async def tagged(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", ()), tag]}
-            await send(message)
-
-        await self.app(scope, receive, tagged)
+        await self.app(scope, receive, send)
 
     def _allowed(self, headers: dict[bytes, bytes]) -> bool:
         hosts = self.allowed_hosts
@@ -115,6 +108,15 @@ class Front:
             return True
         scheme, sep, rest = value.partition("://")
         return bool(sep) and scheme in ("http", "https") and _hostname(rest) in hosts
+
+
+def _tagged(send: Any, header: tuple[bytes, bytes]) -> Any:
+    async def tagged(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), header]}
+        await send(message)
+
+    return tagged
 
 
 def _local(scope: dict[str, Any], headers: dict[bytes, bytes]) -> bool:
