@@ -210,12 +210,15 @@ def serve(config: RunConfig) -> int:
     print(f"rondo: serving {server.name} at "
           f"http://{format_host(config.host)}:{bound_port}{config.root_path}/mcp{workers}",
           file=sys.stderr, flush=True)
-    if config.workers > 1:
-        from uvicorn.supervisors import Multiprocess
+    try:
+        if config.workers > 1:
+            from uvicorn.supervisors import Multiprocess
 
-        Multiprocess(uv_config, sockets=[sock]).run()
-    else:
-        uvicorn.Server(uv_config).run(sockets=[sock])
+            Multiprocess(uv_config, sockets=[sock]).run()
+        else:
+            uvicorn.Server(uv_config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: a clean stop
+        pass
     return 0
 
 
@@ -253,6 +256,13 @@ def uvicorn_options(config: RunConfig) -> dict[str, Any]:
         # after a shutdown signal rather than wait forever.
         "timeout_graceful_shutdown": 2,
     }
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    log_config = copy.deepcopy(LOGGING_CONFIG)
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"  # stdout stays quiet
+    options["log_config"] = log_config
     if config.forwarded_allow_ips:
         options["forwarded_allow_ips"] = config.forwarded_allow_ips
     try:
