@@ -210,3 +210,19 @@ def test_flag_misuse_is_refused_before_serving():
                                  *args], capture_output=True, text=True, env=keyed_env(),
                                 timeout=30, stdin=subprocess.DEVNULL)
         assert result.returncode == 2 and "serving" not in result.stderr, result.stderr
+
+
+def test_sigterm_ends_open_streams_and_exits_cleanly():
+    with rondo_run("--http", "0", "--workers", "2") as run:
+        listen = request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+        with httpx.Client(timeout=10) as client, client.stream(
+                "POST", run.url(), json=listen, headers=http_headers(listen)) as stream:
+            lines = stream.iter_lines()
+            assert any(line.startswith("data:") for line in lines)  # acknowledged: open
+            started = time.monotonic()
+            run.proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(httpx.HTTPError):
+                for _ in lines:  # the server ends the stream
+                    pass
+            assert run.proc.wait(15) == 0
+            assert time.monotonic() - started < 8

@@ -321,3 +321,14 @@ def test_compare_key_reports():
 def test_report_url():
     assert report_url("http://10.0.0.5:8000/mcp") == "http://10.0.0.5:8000" + REPORT_PATH
     assert report_url("http://10.0.0.5:8000/") == "http://10.0.0.5:8000" + REPORT_PATH
+
+
+def test_rondo_keys_new_and_usage(capsys):
+    from rondo.cli import main
+    from rondo.state.keys import Keyring, parse_env_keys
+
+    assert main(["keys", "new", "k9"]) == 0
+    entry = capsys.readouterr().out.strip()
+    assert entry.startswith("k9:") and Keyring(parse_env_keys(entry)).ids == ("k9",)
+    assert main(["keys", "rotate"]) == 2 and "unknown command" in capsys.readouterr().err
+    assert main(["keys"]) == 2

@@ -12,35 +12,54 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import sys
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import socket
 
 ENV_RUN = "RONDO_RUN"  # the run configuration, JSON, for spawned workers
 ENV_REDIS = "RONDO_REDIS_URL"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
 
-@dataclass
 class RunConfig:
-    target: str
-    host: str = "127.0.0.1"
-    port: int = 8000
-    workers: int = 1
-    allowed_hosts: list[str] | None = None  # None: loopback names only
-    allowed_origins: list[str] | None = None
-    root_path: str = ""
-    proxy_headers: bool = False
-    forwarded_allow_ips: str | None = None
-    log_level: str = "warning"
-    redis: str | None = None
-    worker_id: str | None = None
-    fleet: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    """What `rondo run` was asked for; travels to spawned workers as JSON (`RONDO_RUN`)."""
+
+    def __init__(
+        self,
+        target: str,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        workers: int = 1,
+        allowed_hosts: list[str] | None = None,  # None: loopback names only
+        allowed_origins: list[str] | None = None,
+        root_path: str = "",
+        proxy_headers: bool = False,
+        forwarded_allow_ips: str | None = None,
+        log_level: str = "warning",
+        redis: str | None = None,
+        worker_id: str | None = None,
+        fleet: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.target = target
+        self.host = host
+        self.port = port
+        self.workers = workers
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
+        self.root_path = root_path
+        self.proxy_headers = proxy_headers
+        self.forwarded_allow_ips = forwarded_allow_ips
+        self.log_level = log_level
+        self.redis = redis
+        self.worker_id = worker_id
+        self.fleet = fleet
+        self.extra = extra or {}
 
     def to_env(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(vars(self))
 
     @classmethod
     def from_env(cls, text: str) -> RunConfig:
@@ -227,6 +246,8 @@ def format_host(host: str) -> str:
 
 
 def bind(host: str, port: int) -> socket.socket:
+    import socket
+
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     if host == "localhost":
         host = "127.0.0.1"
