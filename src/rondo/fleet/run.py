@@ -233,7 +233,12 @@ def serve(config: RunConfig) -> int:
         if config.workers > 1:
             from uvicorn.supervisors import Multiprocess
 
-            Multiprocess(uv_config, sockets=[sock]).run()
+            try:
+                manager = Multiprocess(uv_config, sockets=[sock])
+            except TypeError:  # uvicorn before 0.4x takes the worker's entry point too
+                manager = Multiprocess(uv_config, target=uvicorn.Server(uv_config).run,
+                                       sockets=[sock])  # type: ignore[call-arg]
+            manager.run()
         else:
             uvicorn.Server(uv_config).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: a clean stop
