@@ -82,3 +82,17 @@ def test_the_bus_delivers_across_buses_and_survives_a_redis_restart(caplog):
     assert ("list_changed", "resources") in got
     assert all(payload != "evil" and payload != "prompts" for _, payload in got)
     assert "Redis bus read failed" in caplog.text
+
+
+def test_a_bus_that_is_not_started_still_delivers_here():
+    port = fleet_parts.free_port()
+    redis_proc = start_redis(port)
+    try:
+        bus = RedisBus(url=f"redis://127.0.0.1:{port}/0")
+        got: list[tuple[str, str]] = []
+        bus.attach(lambda kind, payload: got.append((kind, payload)))
+        bus.publish("list_changed", "tools")  # e.g. a stdio server: no lifespan starts it
+        assert got == [("list_changed", "tools")]
+    finally:
+        redis_proc.kill()
+        redis_proc.wait()

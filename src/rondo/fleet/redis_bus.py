@@ -60,6 +60,9 @@ class RedisBus:
                       "worker only", kind, type(exc).__name__)
             if self._deliver is not None:
                 self._deliver(kind, payload)
+            return
+        if self._task is None and self._deliver is not None:
+            self._deliver(kind, payload)  # not subscribed (no HTTP lifespan yet): no echo comes
 
     async def start(self) -> None:
         if self._task is not None:
