@@ -205,11 +205,14 @@ def test_workers_share_the_socket_and_the_keys():
 
 
 def test_flag_misuse_is_refused_before_serving():
-    for args in (["--workers", "2"], ["--http", "0", "--worker-id", "bad id!"]):
+    unreachable = f"redis://:hunter2@127.0.0.1:{fleet_parts.free_port()}/0"
+    for args in (["--workers", "2"], ["--http", "0", "--worker-id", "bad id!"],
+                 ["--http", "0", "--redis", unreachable], ["--http", "0", "--redis", "nonsense"]):
         result = subprocess.run([sys.executable, "-m", "rondo", "run", str(fleet_parts.APP),
                                  *args], capture_output=True, text=True, env=keyed_env(),
                                 timeout=30, stdin=subprocess.DEVNULL)
         assert result.returncode == 2 and "serving" not in result.stderr, result.stderr
+        assert "hunter2" not in result.stderr and "Traceback" not in result.stderr
 
 
 def test_sigterm_ends_open_streams_and_exits_cleanly():

@@ -211,6 +211,10 @@ def serve(config: RunConfig) -> int:
         app, server = build(config)
     except (FleetError, ValueError, TypeError, ImportError) as exc:
         return fail(str(exc) if str(exc).startswith("rondo") else f"rondo run: {exc}")
+    if config.redis:
+        problem = redis_problem(config.redis)
+        if problem:
+            return fail(f"rondo run: --redis: {problem}")
     import uvicorn
 
     uv = uvicorn_options(config)
@@ -244,6 +248,23 @@ def serve(config: RunConfig) -> int:
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: a clean stop
         pass
     return 0
+
+
+def redis_problem(url: str) -> str | None:
+    """Why the fleet's Redis cannot be used (None if it answers PING). Never shows the URL,
+    which may hold a password."""
+    import redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        client.ping()
+    except Exception as exc:
+        where = client.connection_pool.connection_kwargs
+        return (f"Redis at {where.get('host', '?')}:{where.get('port', '?')} does not answer "
+                f"({type(exc).__name__})")
+    finally:
+        client.close()
+    return None
 
 
 def format_host(host: str) -> str:
