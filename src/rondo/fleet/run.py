@@ -159,7 +159,7 @@ def fail(message: str) -> int:
 def run_command(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if args.http is None:
-        from ..cli import load_server
+        from .loader import load_server
 
         for flag in ("workers", "allowed_hosts", "allowed_origins", "redis", "worker_id"):
             if getattr(args, flag) not in (None, 1):

@@ -16,10 +16,10 @@ if TYPE_CHECKING:
 
 
 def build(config: RunConfig) -> tuple[Any, Server]:
-    from ..cli import load_server
     from ..transport.http import HttpApp
     from .front import Front
     from .identity import worker_id
+    from .loader import load_server
 
     logging.getLogger("rondo").setLevel(config.log_level.upper() if config.log_level != "trace"
                                         else "DEBUG")

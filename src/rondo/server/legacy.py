@@ -61,7 +61,7 @@ class LegacyDialect:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self.core.subscriptions.legacy_hooks.append(self._fanout)
-        from ..fleet.identity import session_prefix  # fleet hook: ids name their worker
+        from .replicas import session_prefix  # fleet hook: ids name their worker
 
         self._sid_prefix = session_prefix()
 

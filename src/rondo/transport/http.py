@@ -365,7 +365,7 @@ class HttpApp:
 
 
 def _warn_process_key(server: Server) -> None:
-    from ..fleet.guard import check_fleet  # fleet hook: a replica refuses a per-process key
+    from ..server.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
 
     check_fleet(server)
     policy = server.state_policy
