@@ -10,7 +10,7 @@ from typing import Any
 
 def load_server(target: str) -> Any:
     """Load `path/to/app.py[:name]` and return the server object in it."""
-    from .server.server import Server
+    from ..server.server import Server
 
     path_text, _, attr = target.partition(":")
     path = Path(path_text)
