@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (Python 3.11, Node 20, root).
 #   bash scripts/setup.sh            venv + Node 22 + conformance runner + redis-server
+#                                    (a component that cannot be installed fails set-up)
 #   bash scripts/setup.sh --python   venv only (what `scripts/test.sh --fast` needs)
 # Quick when already done: each step keeps a stamp of the inputs it was built from.
 set -euo pipefail
@@ -60,14 +61,19 @@ setup_conformance() {
   echo "$want" >"$stamp"
 }
 
+# A real component the integration tier needs; a missing or broken one fails set-up (CI=true or
+# not): tests must not go quiet because an install failed. Only `--python` (the fast tier) skips it.
+component_works() { command -v "$1" >/dev/null && "$1" --version >/dev/null 2>&1; }
+
 setup_redis() {
-  command -v redis-server >/dev/null && return
-  say "redis-server not on PATH: installing it with apt-get"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }; then
-    say "WARNING: could not install redis-server; tests that need it will be skipped"
-    return 0
+  component_works redis-server && return
+  say "redis-server missing or broken on PATH: installing it with apt-get"
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall redis-server >/dev/null; }; then
+    say "ERROR: could not install redis-server (apt-get install -y redis-server); the integration tier needs it"
+    return 1
   fi
   # The Debian package starts a system service; tests start their own instances.
+  component_works redis-server || { say "ERROR: redis-server still does not run: $(command -v redis-server || echo 'not on PATH')"; return 1; }
 }
 
 setup_venv
