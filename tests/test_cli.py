@@ -218,3 +218,32 @@ def test_run_named_server_over_stdio(app_file: Path) -> None:
     done = rondo("run", f"{app_file}:server", stdin=json.dumps(request) + "\n")
     assert done.returncode == 0
     assert json.loads(done.stdout)["result"]["content"][0]["text"] == "Hello, Cy!"
+
+
+# -- python -m rondo.state -----------------------------------------------------------------------
+
+
+def state_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rondo.state", *args], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_state_key_generator_prints_one_entry() -> None:
+    named = state_cli("k1")
+    assert named.returncode == 0
+    key_id, secret = named.stdout.strip().split(":")
+    assert key_id == "k1" and len(secret) == 43
+    dated = state_cli()
+    assert dated.returncode == 0 and dated.stdout.startswith("k20")
+
+
+@pytest.mark.parametrize("args", [("a", "b"), ("--help",)])
+def test_state_key_generator_usage(args: tuple[str, ...]) -> None:
+    done = state_cli(*args)
+    assert done.returncode == 2 and "usage: python -m rondo.state" in done.stderr
+
+
+def test_state_key_generator_refuses_a_bad_id() -> None:
+    done = state_cli("bad id,with:separators")
+    assert done.returncode == 2 and done.stderr.startswith("python -m rondo.state: ")
+    assert done.stdout == ""
