@@ -64,8 +64,18 @@ ASKS = {
     "raises": {"method": "sampling/createMessage", "params": {
         "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}},
     "good": {"method": "elicitation/create", "params": {"message": "good", "requestedSchema": {
-        "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}},
+        "type": "object", "properties": {"n": {"type": "integer", "default": 7}}, "required": ["n"]}}},
+    "url-undeclared": {"method": "elicitation/create", "params": {"mode": "url", "message": "go",
+        "url": "https://example.com/x", "elicitationId": "e1"}},
+    "voice": {"method": "elicitation/create", "params": {"mode": "voice", "message": "say it"}},
+    "sampling-tools": {"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5,
+        "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}},
+    "roots-struct": {"method": "roots/list"},
 }
+ONLY = json.loads(sys.argv[3]) if len(sys.argv) > 3 else None
+if ONLY is not None:
+    ASKS = {k: v for k, v in ASKS.items() if k in ONLY}
 
 while True:
     msg = read()
@@ -118,14 +128,15 @@ def legacy_server(tmp_path: Path) -> Callable[[str], tuple[list[str], Callable[[
     script = tmp_path / "legacy_only.py"
     script.write_text(textwrap.dedent(LEGACY_ONLY))
 
-    def start(mode: str) -> tuple[list[str], Callable[[], list[dict[str, Any]]]]:
+    def start(mode: str, only: list[str] | None = None) -> tuple[list[str], Callable[[], list[dict[str, Any]]]]:
         log = tmp_path / f"{mode}.jsonl"
         log.write_text("")
 
         def received() -> list[dict[str, Any]]:
             return [json.loads(line) for line in log.read_text().splitlines()]
 
-        return [sys.executable, str(script), mode, str(log)], received
+        extra = [json.dumps(only)] if only is not None else []
+        return [sys.executable, str(script), mode, str(log), *extra], received
 
     return start
 
@@ -226,13 +237,16 @@ def test_pinning_a_legacy_version_skips_the_probe(legacy_server) -> None:
 
 
 def test_legacy_client_answers_every_kind_of_server_request(legacy_server, wire_valid) -> None:
-    target, received = legacy_server("method-not-found")
+    target, received = legacy_server("method-not-found", ["ping", "unknown", "no-handler", "bad-answer",
+                                                          "raises", "good", "url-undeclared", "voice",
+                                                          "sampling-tools"])
     asked: list[str] = []
 
     def on_elicit(request: ElicitRequest) -> dict[str, Any]:
         asked.append(request.message)
-        n: Any = "not a number" if request.message == "bad" else 7
-        return {"action": "accept", "content": {"n": n}}
+        if request.message == "bad":
+            return {"action": "accept", "content": {"n": "not a number"}}
+        return {"action": "accept", "content": request.defaults}  # the form's defaults: n=7
 
     def on_sample(request: SampleRequest) -> dict[str, Any]:
         raise RuntimeError("the model is down")
@@ -257,6 +271,9 @@ def test_legacy_client_answers_every_kind_of_server_request(legacy_server, wire_
         "no-handler": METHOD_NOT_FOUND,  # roots/list, and no on_roots installed
         "bad-answer": INVALID_PARAMS,  # the handler's answer does not fit the schema
         "raises": INTERNAL_ERROR,  # the handler raised
+        "url-undeclared": METHOD_NOT_FOUND,  # URL mode was not declared (form only)
+        "voice": METHOD_NOT_FOUND,  # no such elicitation mode
+        "sampling-tools": METHOD_NOT_FOUND,  # sampling with tools was not declared
     }
     assert "bogus/method" in answers["unknown"]["error"]["message"]
     assert "RuntimeError: the model is down" in answers["raises"]["error"]["message"]
@@ -266,3 +283,26 @@ def test_legacy_client_answers_every_kind_of_server_request(legacy_server, wire_
     # What was declared at initialize matches the handlers installed (no roots).
     init = next(m for m in received() if m.get("method") == "initialize")
     assert set(init["params"]["capabilities"]) == {"elicitation", "sampling"}
+
+
+def test_legacy_client_without_handlers_refuses_each_request_and_answers_roots_values(legacy_server) -> None:
+    """No handlers: every input request is -32601 (nothing declared); roots given as values
+    (Root structs) are answered in wire form."""
+    from rondo.client import Root
+
+    target, _ = legacy_server("method-not-found", ["raises", "good", "roots-struct"])
+
+    async def go(**options: Any) -> dict[str, Any]:
+        async with Client(target, **options) as client:
+            return json.loads((await client.call_tool("ask_client")).text)
+
+    bare = run(go())
+    assert {k: v["error"]["code"] for k, v in bare.items()} == {
+        "raises": METHOD_NOT_FOUND, "good": METHOD_NOT_FOUND, "roots-struct": METHOD_NOT_FOUND}
+    with_roots = run(go(on_roots=lambda: [Root("file:///srv/a", "a")]))
+    assert with_roots["roots-struct"]["result"] == {"roots": [{"uri": "file:///srv/a", "name": "a"}]}
+
+
+def test_unknown_elicitation_modes_are_refused_at_construction() -> None:
+    with pytest.raises(ValueError, match="unknown elicitation modes: \\['voice'\\]"):
+        Client(["true"], elicit_modes=("form", "voice"))
