@@ -210,13 +210,15 @@ def test_unsupported_version_is_retried_once_with_the_mutual_one(legacy_server, 
     assert "initialize" not in [m.get("method") for m in received()]
 
 
-def test_a_server_refusing_the_version_it_lists_gets_no_unchanged_retry(legacy_server) -> None:
-    """-32022 listing the very version the client sent: resending it cannot help. (A retry
-    happens only with a different mutual version; this client speaks one modern version.)"""
+def test_a_server_refusing_the_version_it_lists_is_retried_once_then_a_clear_error(legacy_server) -> None:
+    """-32022 listing the very version the client sent: the official runner's request-metadata
+    scenario wants one retry (it simulates exactly that rejection); a server that refuses again
+    gets a clear error, not more probes and not a silent fall back to the handshake."""
     target, received = legacy_server("refuses-its-own")
     with pytest.raises(ClientError, match="refused protocol version 2026-07-28 although it lists it"):
         run(echo(target))
-    assert len(probes_of(received())) == 1
+    first, second = probes_of(received())  # exactly one retry
+    assert first["id"] != second["id"]
     assert "initialize" not in [m.get("method") for m in received()]
 
 

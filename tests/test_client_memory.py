@@ -269,23 +269,21 @@ def test_endless_state_only_rounds_hit_the_cap() -> None:
     run(go())
 
 
-def test_unsupported_version_listing_the_sent_one_is_not_resent() -> None:
-    """-32022 naming the version just sent: an unchanged retry cannot help, so the error stands
-    (the retry with a different mutual version is in test_client_fallbacks.py)."""
+def test_unsupported_version_is_retried_with_a_listed_one() -> None:
     seen: list[str] = []
 
     def answer(message: dict[str, Any]) -> dict[str, Any]:
         seen.append(message["params"]["_meta"][PROTOCOL_VERSION])
-        return {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2026-07-28"]}}}
+        if len(seen) == 1:
+            return {"error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2026-07-28"]}}}
+        return {"result": {"resultType": "complete", "tools": []}}
 
     async def go() -> None:
         async with Client(Scripted(answer), protocol="2026-07-28") as client:
-            await client.list_tools()
+            assert await client.list_tools() == []
 
-    with pytest.raises(McpError) as caught:
-        run(go())
-    assert caught.value.code == -32022
-    assert seen == ["2026-07-28"]
+    run(go())
+    assert seen == ["2026-07-28", "2026-07-28"]
 
 
 def test_pagination_that_never_ends_is_refused() -> None:

@@ -261,7 +261,7 @@ class Client:
                 exc = _mcp_error(error)
                 if self.era == "modern" and exc.code == UNSUPPORTED_VERSION and attempt == 0:
                     chosen = mutual_modern(supported_from(exc))
-                    if chosen is not None and chosen != self.protocol_version:  # a changed retry only
+                    if chosen is not None:
                         self.protocol_version = chosen
                         continue
                 raise exc
