@@ -6,6 +6,8 @@
 #   bash scripts/test.sh --fast   set-up (Python only), lint, types, unit tier; no Node, no servers
 #   bash scripts/test.sh --coverage   the full run, measured: line coverage of src/rondo over
 #                                 every tier and every Python subprocess; fails under COVERAGE_MIN
+#   bash scripts/test.sh --only LANE[,LANE]   set-up, then only those lanes (ruff, mypy, unit,
+#                                 integration, example, conformance, client-conformance, interop)
 # Exits non-zero if any lane fails; ends with one summary line per lane.
 # No lane can go quiet: a tier that collects nothing fails, a skip outside the fast tier fails,
 # a missing example fails, a missing real component (redis-server) fails set-up.
@@ -22,13 +24,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/env.sh
 
-fast=0 measure=0
-case "${1:-}" in
-  --fast) fast=1 ;;
-  --coverage) measure=1 ;;
-  "") ;;
-  *) echo "usage: bash scripts/test.sh [--fast | --coverage]" >&2; exit 2 ;;
-esac
+fast=0 measure=0 only=""
+usage() { echo "usage: bash scripts/test.sh [--fast | --coverage] [--only LANE[,LANE]]" >&2; exit 2; }
+while (( $# )); do
+  case "$1" in
+    --fast) fast=1 ;;
+    --coverage) measure=1 ;;
+    --only) [[ -n "${2:-}" ]] || usage; only=",$2,"; shift ;;
+    *) usage ;;
+  esac
+  shift
+done
+want() { [[ -z "$only" || "$only" == *",$1,"* ]]; }  # is lane $1 part of this run?
 if (( fast )); then
   # The fast tier sets up no servers: tests needing one may skip here (tests/components.py),
   # and the skips are counted in the closing summary. Everywhere else a missing part fails.
@@ -66,6 +73,7 @@ if ! bash scripts/setup.sh "${setup_args[@]}"; then
 fi
 record setup PASS "$((SECONDS - start))s"
 
+if want ruff; then
 banner "ruff check"
 start=$SECONDS
 if .venv/bin/ruff check src tests conformance benchmarks interop examples docs/snippets scripts; then
@@ -73,7 +81,9 @@ if .venv/bin/ruff check src tests conformance benchmarks interop examples docs/s
 else
   record ruff FAIL "$((SECONDS - start))s"
 fi
+fi
 
+if want mypy; then
 banner "mypy --strict src/rondo (STRICT_TYPES=$STRICT_TYPES)"
 start=$SECONDS
 mypy_out="$(.venv/bin/mypy --strict src/rondo 2>&1)"
@@ -86,9 +96,12 @@ elif (( STRICT_TYPES )); then
 else
   record mypy REPORT "$(tail -n1 <<<"$mypy_out") (not enforced: STRICT_TYPES=0)"
 fi
+fi
 
 run_pytest_tier() {  # name marker-expression
   local name="$1" marker="$2" log="$LOG_DIR/pytest-$1.log" rc last passed failed errors skipped
+  want "$name" || return 0
+  pytest_ran=1
   banner "pytest $name tier (-m \"$marker\")"
   start=$SECONDS
   .venv/bin/python -m pytest -m "$marker" 2>&1 | tee "$log"
@@ -121,10 +134,12 @@ if (( measure )); then
   export COVERAGE_PROCESS_START="$ROOT/pyproject.toml" COVERAGE_FILE="$ROOT/.coverage-data/cov"
 fi
 
+pytest_ran=0
 run_pytest_tier unit "not slow"
 if (( ! fast )); then
   run_pytest_tier integration "slow"
 
+  if want example; then
   banner "example: examples/preferences.py --check"
   start=$SECONDS
   if [[ ! -f examples/preferences.py ]]; then
@@ -134,8 +149,9 @@ if (( ! fast )); then
   else
     record example FAIL "examples/preferences.py --check failed"
   fi
+  fi
 
-  for req in "${CONFORMANCE_REQUIREMENTS[@]}"; do
+  want conformance && for req in "${CONFORMANCE_REQUIREMENTS[@]}"; do
     banner "conformance $req"
     start=$SECONDS
     log="$LOG_DIR/conformance-$req.log"
@@ -153,7 +169,7 @@ if (( ! fast )); then
     fi
   done
 
-  for req in "${CONFORMANCE_REQUIREMENTS[@]}"; do
+  want client-conformance && for req in "${CONFORMANCE_REQUIREMENTS[@]}"; do
     banner "client conformance $req"
     start=$SECONDS
     log="$LOG_DIR/client-conformance-$req.log"
@@ -165,6 +181,7 @@ if (( ! fast )); then
     fi
   done
 
+  if want interop; then
   banner "interop with the official SDKs"
   start=$SECONDS
   log="$LOG_DIR/interop.log"
@@ -174,9 +191,10 @@ if (( ! fast )); then
     tail -n 40 "$log"
     record interop FAIL "see $log"
   fi
+  fi
 fi
 
-if (( tests_passed + tests_failed == 0 )); then
+if (( pytest_ran && tests_passed + tests_failed == 0 )); then
   record pytest FAIL "no test ran at all"
 fi
 
