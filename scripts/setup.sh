@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (Python 3.11, Node 20, root).
 #   bash scripts/setup.sh            venv + Node 22 + conformance runner + redis-server + nginx
+#                                    (a component that cannot be installed fails set-up)
 #   bash scripts/setup.sh --python   venv only (what `scripts/test.sh --fast` needs)
 # Quick when already done: each step keeps a stamp of the inputs it was built from.
 set -euo pipefail
@@ -61,34 +62,36 @@ setup_conformance() {
 }
 
 # Debian packages the integration tier starts on loopback ports (tests/fleet_parts.py,
-# tests/redis_server.py). Under CI (CI=true) a failed install fails the set-up; elsewhere it warns
-# and the tests that need the binary fail, naming it.
-apt_install() {  # binary package [fallback-package]
-  local binary="$1"; shift
-  command -v "$binary" >/dev/null || [[ -x "/usr/sbin/$binary" ]] && return 0
-  say "$binary not found: installing $1 with apt-get"
-  local pkg ok=0
+# tests/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
+# quiet because an install failed. Only `--python` (the fast tier) skips them.
+component_works() {  # binary version-flag
+  local path
+  path="$(command -v "$1" || { [[ -x "/usr/sbin/$1" ]] && echo "/usr/sbin/$1"; })" || return 1
+  [[ -n "$path" ]] && "$path" "$2" >/dev/null 2>&1
+}
+
+apt_install() {  # binary version-flag package [fallback-package]
+  local binary="$1" flag="$2"; shift 2
+  component_works "$binary" "$flag" && return 0
+  say "$binary missing or broken: installing $1 with apt-get"
   apt_updated="${apt_updated:-0}"
   if (( ! apt_updated )); then
     apt-get update -qq || say "WARNING: apt-get update failed"
     apt_updated=1
   fi
+  local pkg
   for pkg in "$@"; do
-    if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null; then ok=1; break; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$pkg" >/dev/null 2>&1 && break
   done
-  if (( ! ok )); then
-    if [[ "${CI:-}" == "true" ]]; then
-      say "ERROR: could not install $binary ($*)"
-      return 1
-    fi
-    say "WARNING: could not install $binary; the tests that need it will fail"
-  fi
   # The Debian packages may start system services; tests start their own instances.
-  return 0
+  if ! component_works "$binary" "$flag"; then
+    say "ERROR: could not install $binary (apt-get install -y $*); the integration tier needs it"
+    return 1
+  fi
 }
 
-setup_redis() { apt_install redis-server redis-server; }
-setup_nginx() { apt_install nginx nginx-light nginx; }
+setup_redis() { apt_install redis-server --version redis-server; }
+setup_nginx() { apt_install nginx -v nginx-light nginx; }
 
 setup_venv
 if (( ! python_only )); then

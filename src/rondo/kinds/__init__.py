@@ -33,6 +33,7 @@ __all__ = [
     "RootList",
     "SamplingResult",
     "kind_for",
+    "merge_capabilities",
     "missing_capabilities",
     "response",
 ]

@@ -12,7 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..wire.errors import STATE_REJECTED_MESSAGE, state_rejected
 from .codec import (
@@ -59,7 +59,7 @@ def require_cryptography() -> None:
 def check_store(store: Any) -> ReplayStore:
     if not callable(getattr(store, "consume", None)):
         raise TypeError("replay_store must have a consume(token_id, ttl) -> bool method")
-    return store
+    return cast("ReplayStore", store)
 
 
 class StatePolicy:

@@ -93,7 +93,8 @@ class HttpTransport:
             await asyncio.wait({reader, future}, return_when=asyncio.FIRST_COMPLETED)
             if future.done():
                 return future.result()
-            return reader.result()
+            answer: Json = reader.result()
+            return answer
         finally:
             self._waiting.pop(rid, None)
             if not reader.done():

@@ -89,7 +89,8 @@ class StdioTransport:
             return await future
         except asyncio.CancelledError:
             # The only way to cancel on stdio is to say so; late answers are then ignored.
-            if not future.done():
+            # Cancelling this task cancels the awaited future too, so "cancelled" means unanswered.
+            if future.cancelled() or not future.done():
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self._write(
                         {"jsonrpc": "2.0", "method": "notifications/cancelled",
