@@ -13,7 +13,7 @@
 # a missing example fails, a missing real component (redis-server) fails set-up.
 set -uo pipefail
 
-# 1: `mypy --strict` errors fail the run (files still in motion are relaxed in pyproject.toml).
+# 1: `mypy --strict` errors fail the run.
 STRICT_TYPES=1
 # Per-module line coverage floor for src/rondo under --coverage (percent).
 COVERAGE_MIN=90

@@ -11,7 +11,8 @@ from rondo.client.errors import (
     TransportError,
 )
 from rondo.client.handlers import ElicitRequest, SampleRequest, form_defaults
-from rondo.client.session import Client, Subscription
+from rondo.client.session import Client
+from rondo.client.subscription import Subscription
 from rondo.client.types import (
     CallToolResult,
     Completion,

@@ -452,14 +452,18 @@ class Client:
             params["arguments"] = dict(arguments)
         headers = await self._param_headers(name, params.get("arguments"))
         try:
-            return await self._mrtr("tools/call", params, manual, on_progress, headers)
+            called: CallToolResult | PendingCall = await self._mrtr(
+                "tools/call", params, manual, on_progress, headers)
+            return called
         except McpError as exc:
             if exc.code != HEADER_MISMATCH or not self._carries_headers:
                 raise
         # The server says our Mcp-Param headers are off: the schema may have changed.
         await self.list_tools(refresh=True)
         headers = await self._param_headers(name, params.get("arguments"))
-        return await self._mrtr("tools/call", params, manual, on_progress, headers)
+        again: CallToolResult | PendingCall = await self._mrtr(
+            "tools/call", params, manual, on_progress, headers)
+        return again
 
     @overload
     async def read_resource(
@@ -480,7 +484,9 @@ class Client:
             cached = self.cache.get("resources/read", uri)
             if cached is not None:
                 return convert(cached, ReadResourceResult, "resources/read result")
-        return await self._mrtr("resources/read", {"uri": uri}, manual, on_progress, None)
+        read: ReadResourceResult | PendingCall = await self._mrtr(
+            "resources/read", {"uri": uri}, manual, on_progress, None)
+        return read
 
     @overload
     async def get_prompt(
@@ -501,7 +507,9 @@ class Client:
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self._mrtr("prompts/get", params, manual, on_progress, None)
+        got: GetPromptResult | PendingCall = await self._mrtr(
+            "prompts/get", params, manual, on_progress, None)
+        return got
 
     async def resume(
         self,

@@ -50,7 +50,7 @@ class AskBook:
 
 
 def book_of(ctx: Any) -> AskBook:
-    book = ctx._mrtr
+    book: AskBook | None = ctx._mrtr
     if book is None:
         book = ctx._mrtr = AskBook(None, None)
     return book

@@ -87,7 +87,8 @@ class Core:
                 f"{req.method} cannot ask for input (only tools/call, prompts/get and "
                 "resources/read can)"
             ) from None
-        return req.dialect.finish(req, result)
+        shaped: dict[str, Any] = req.dialect.finish(req, result)
+        return shaped
 
     def may_suspend(self, method: str, params: Mapping[str, Any]) -> bool:
         """Could answering this request wait on something (an async handler, a stream)?

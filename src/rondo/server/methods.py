@@ -159,7 +159,8 @@ async def prompts_get(core: Core, req: Request) -> dict[str, Any]:
 
     done, value = await core.invoke(req, prompt, arguments, refuse)
     if done:
-        return value
+        answered: dict[str, Any] = value
+        return answered
     result: dict[str, Any] = {"messages": prompt_messages(value)}
     description = prompt.wire.get("description")
     if description is not None:
@@ -180,7 +181,8 @@ async def resources_read(core: Core, req: Request) -> dict[str, Any]:
 
     done, value = await core.invoke(req, component, variables, refuse)
     if done:
-        return value
+        answered: dict[str, Any] = value
+        return answered
     contents = resource_contents(value, uri, component.mime_type)
     if not contents:
         raise resource_not_found(uri)

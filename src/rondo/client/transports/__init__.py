@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from rondo.wire.jsonrpc import is_response
 
@@ -44,7 +44,7 @@ __all__ = ["Incoming", "Json", "Transport", "is_response", "is_server_request", 
 
 def make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any) -> Transport:
     if hasattr(target, "request") and hasattr(target, "start"):
-        return target
+        return cast(Transport, target)
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from rondo.client.transports.http import HttpTransport
 

@@ -223,8 +223,3 @@ class StdioTransport:
         if reply is not None and is_server_request(message):
             with contextlib.suppress(TransportError):
                 await self._write(reply)
-
-
-def python_command(script: str, *args: str) -> list[str]:
-    """A command running `script` with this interpreter (handy for examples and tests)."""
-    return [sys.executable, script, *args]
