@@ -11,7 +11,7 @@ import pytest
 
 import rondo
 from rondo import elicit
-from rondo.client import Client, ClientError, InputRequired, InputRequiredError, ProtocolError
+from rondo.client import Client, ClientError, InputRequiredError, PendingCall, ProtocolError
 
 
 def run(coro: Any) -> Any:
@@ -158,11 +158,11 @@ def test_resume_refuses_what_cannot_be_resumed_and_unanswerable_requests() -> No
         # Declared (manual mode) but no on_elicit installed: the handlers cannot answer it.
         async with Client(make_server(), capabilities={"elicitation": {"form": {}}}) as client:
             pending = await client.call_tool("ask", manual=True)
-            assert isinstance(pending, InputRequired)
+            assert isinstance(pending, PendingCall)
             with pytest.raises(InputRequiredError) as caught:
                 await client.resume(pending)
             assert caught.value.reason == "unanswerable"
-            wrong = InputRequired(method="tools/list", params={}, input_requests={},
+            wrong = PendingCall(method="tools/list", params={}, input_requests={},
                                   request_state=None, rounds=0)
             with pytest.raises(ValueError, match="cannot resume tools/list"):
                 await client.resume(wrong)

@@ -38,9 +38,9 @@ def test_an_unusable_id_is_an_invalid_request_not_a_crash(rid: Any) -> None:
         return response, notes
 
     response, notes = asyncio.run(go())
-    # The error carries no id (it is unreadable), so it reaches the caller as a stray message.
-    error = (response or notes[0])["error"]
-    assert error["code"] == INVALID_REQUEST
+    # The error carries no id (it is unreadable) and is still the answer to that request.
+    assert "id" not in response and response["error"]["code"] == INVALID_REQUEST
+    assert notes == []
 
 
 def test_a_duplicate_id_in_flight_is_refused_and_the_first_still_answers() -> None:
@@ -58,5 +58,5 @@ def test_a_duplicate_id_in_flight_is_refused_and_the_first_still_answers() -> No
 
     done, (second, strays) = asyncio.run(go())
     assert done["result"]["content"][0]["text"] == "done"
-    assert second is None and strays[0]["error"]["code"] == INVALID_REQUEST
-    assert "Duplicate request id 7" in strays[0]["error"]["message"]
+    assert strays == [] and second["error"]["code"] == INVALID_REQUEST
+    assert "Duplicate request id 7" in second["error"]["message"]
