@@ -74,6 +74,7 @@ async function control(req, res, url) {
       expiresIn: body.expiresIn ?? 3600,
       scopesOrTransform: (header, payload) => {
         payload.sub = 'alice';
+        payload.jti = randomUUID();
         Object.assign(payload, body.claims ?? {});
         for (const [k, v] of Object.entries(payload)) if (v === null) delete payload[k];
       },

@@ -246,7 +246,16 @@ class Core:
             result["instructions"] = server.instructions
         return result
 
-    def _page(self, items: list[Any], params: Mapping[str, Any], key: str) -> dict[str, Any]:
+    def _page(self, items: list[Any], params: Mapping[str, Any], key: str,
+              auth: Any = None) -> dict[str, Any]:
+        private = False
+        if auth is not None and self.server.auth is not None:
+            # rondo.auth hook: list only what the caller's token may use (a per-caller list).
+            from ..auth.scopes import visible
+
+            shown = visible(self.server, auth, key, items)
+            if shown is not None:
+                items, private = shown, True
         cursor = params.get("cursor")
         start = 0
         if cursor is not None:
@@ -257,28 +266,28 @@ class Core:
         if end < len(items):
             result["nextCursor"] = _encode_cursor(end)
         result["ttlMs"] = self.server.list_ttl_ms
-        result["cacheScope"] = self.server.list_cache_scope
+        result["cacheScope"] = "private" if private else self.server.list_cache_scope
         return result
 
     async def _tools_list(
         self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
     ) -> dict[str, Any]:
-        return self._page(list(self.server.tools.values()), params, "tools")
+        return self._page(list(self.server.tools.values()), params, "tools", auth)
 
     async def _resources_list(
         self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
     ) -> dict[str, Any]:
-        return self._page(list(self.server.resources.values()), params, "resources")
+        return self._page(list(self.server.resources.values()), params, "resources", auth)
 
     async def _templates_list(
         self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
     ) -> dict[str, Any]:
-        return self._page(list(self.server.templates.values()), params, "resourceTemplates")
+        return self._page(list(self.server.templates.values()), params, "resourceTemplates", auth)
 
     async def _prompts_list(
         self, rid: Any, method: str, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any
     ) -> dict[str, Any]:
-        return self._page(list(self.server.prompts.values()), params, "prompts")
+        return self._page(list(self.server.prompts.values()), params, "prompts", auth)
 
     # -- the three methods that may ask for input ------------------------------------------------
 

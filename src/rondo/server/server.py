@@ -18,6 +18,7 @@ from .components import (
 from .templates import UriTemplate
 
 if TYPE_CHECKING:
+    from ..auth import ResourceServer
     from ..state import StatePolicy
     from .dispatch import Core
 
@@ -39,6 +40,8 @@ class Server:
 
     `state` is the request-state policy: by default a `StatePolicy` with keys from
     `RONDO_STATE_KEYS`, or a random per-process key; `None` turns the boundary off.
+    `auth` is a `rondo.auth.ResourceServer`: HTTP then requires OAuth bearer tokens (stdio
+    stays unauthenticated: its credentials come from the environment).
     """
 
     def __init__(
@@ -58,6 +61,7 @@ class Server:
         read_cache_scope: str = "private",
         discover_ttl_ms: int = 300_000,
         server_info_in_results: bool = True,
+        auth: ResourceServer | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -95,6 +99,10 @@ class Server:
         self.prompts: dict[str, Prompt] = {}
         self.completion_handler: Callable[..., Any] | None = None
         self._core: Core | None = None
+        # rondo.auth hook: the resource server, and scopes=[...] per component, keyed
+        # ("tool", name) / ("prompt", name) / ("resource", uri or template).
+        self.auth = auth
+        self.component_scopes: dict[tuple[str, str], tuple[str, ...]] = {}
 
     # -- registration --------------------------------------------------------------------------
 
@@ -115,6 +123,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -131,6 +140,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Any:
         """Register a function as a tool; its parameters' type hints become the input schema.
 
@@ -158,6 +168,7 @@ class Server:
                 icons=icons,
                 meta=meta,
             )
+            self._scopes("tool", tool_name, scopes)
             self.tools[tool_name] = Tool(tool_name, f, sig, wire)
             self._changed("tools")
             return f
@@ -179,6 +190,7 @@ class Server:
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource at a static URI, or a template such as `notes://{id}`.
 
@@ -204,6 +216,7 @@ class Server:
                 sig = template_signature(f, ())
                 wire["uri"] = uri
             _thread(sig, thread, uri)
+            self._scopes("resource", uri, scopes)
             wire["name"] = name or f.__name__
             for key, value in (
                 ("title", title),
@@ -241,6 +254,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -254,6 +268,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Any:
         """Register a prompt; its string parameters become the prompt's arguments.
 
@@ -279,11 +294,20 @@ class Server:
                     wire[key] = value
             if arguments:
                 wire["arguments"] = arguments
+            self._scopes("prompt", prompt_name, scopes)
             self.prompts[prompt_name] = Prompt(prompt_name, f, sig, wire)
             self._changed("prompts")
             return f
 
         return register(fn) if fn is not None else register
+
+    def _scopes(self, kind: str, key: str, scopes: list[str] | None) -> None:
+        """`scopes=[...]` on a decorator: what a token needs to use the component (rondo.auth)."""
+        if scopes is None:
+            return
+        from ..auth.scopes import check_scopes
+
+        self.component_scopes[(kind, key)] = check_scopes(scopes, f"{kind} {key!r}")
 
     def completion(self, fn: F) -> F:
         """Register the completion hook: `fn(ref, argument, context_arguments)`.
@@ -297,10 +321,12 @@ class Server:
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
+        self.component_scopes.pop(("tool", name), None)
         self._changed("tools")
 
     def remove_prompt(self, name: str) -> None:
         del self.prompts[name]
+        self.component_scopes.pop(("prompt", name), None)
         self._changed("prompts")
 
     def remove_resource(self, uri: str) -> None:
@@ -308,6 +334,7 @@ class Server:
             del self.resources[uri]
         else:
             del self.templates[uri]
+        self.component_scopes.pop(("resource", uri), None)
         self._changed("resources")
 
     # -- change notifications -------------------------------------------------------------------

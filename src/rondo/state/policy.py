@@ -45,9 +45,15 @@ def rejected() -> McpError:
     return McpError(INVALID_PARAMS, REJECTED_MESSAGE)
 
 
-def anonymous(ctx: Context) -> None:
-    """The default principal: nobody. Tokens then bind method, params, audience and expiry."""
-    return None
+def anonymous(ctx: Context) -> str | None:
+    """The default principal: the verified token's when `rondo.auth` authenticated the request
+    (so a state sealed for one user never opens for another), else nobody. Tokens always bind
+    method, params, audience and expiry."""
+    if ctx.auth is None:
+        return None
+    from ..auth.principal import principal_of  # rondo.auth hook
+
+    return principal_of(ctx)
 
 
 def require_cryptography() -> None:

@@ -187,12 +187,15 @@ class LegacyHttp:
         sid = _header(headers, b"mcp-session-id")
         if method == "POST" and msg is not None:
             if sid is None:
-                await self._sessionless(msg, send)
+                await self._sessionless(msg, scope, send)
                 return
         elif sid is None:
             await _error(send, 400, None, McpError(-32000, "Bad Request: Mcp-Session-Id header is required"))
             return
         session = self.dialect.sessions.get(sid)
+        guard = self.app.guard
+        if session is not None and guard is not None and not guard.session_ok(session, scope.get("auth")):
+            session = None  # rondo.auth hook: another principal's session is, to this one, unknown
         if session is None or session.transport is None:
             rid = msg.get("id") if msg is not None else None
             await _error(send, 404, rid if _id_ok(rid) else None, McpError(SESSION_NOT_FOUND, "Session not found"))
@@ -213,17 +216,25 @@ class LegacyHttp:
 
     # -- POST --------------------------------------------------------------------------------
 
-    async def _sessionless(self, msg: dict[str, Any], send: Send) -> None:
+    async def _sessionless(self, msg: dict[str, Any], scope: dict[str, Any], send: Send) -> None:
         rid = msg.get("id")
         if not is_legacy_start(msg):
             await _error(send, 400, rid if _id_ok(rid) else None, McpError(
                 -32000, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
             return
+        guard = self.app.guard
+        if guard is not None:  # rondo.auth hook: server-wide scopes hold for initialize too
+            needed = guard.insufficient("initialize", {}, scope.get("auth"))
+            if needed:
+                await guard.forbid(send, rid, needed)
+                return
         session, response = self.dialect.initialize(msg)
         if session is None:
             code = response["error"]["code"]
             await _json(send, 503 if code == -32000 else 400, response)
             return
+        if guard is not None:
+            guard.bind_session(session, scope.get("auth"))  # rondo.auth hook
         state = HttpState()
         session.transport = state
         session.outlet = state.notify
@@ -247,6 +258,14 @@ class LegacyHttp:
         if _id_ok(rid) and session.inflight and rid in session.inflight:
             await _error(send, 400, None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}"))
             return
+        guard = self.app.guard
+        if guard is not None:  # rondo.auth hook: the 403 step-up challenge
+            params = msg.get("params")
+            needed = guard.insufficient(msg.get("method"), params if isinstance(params, dict) else {},
+                                        scope.get("auth"))
+            if needed:
+                await guard.forbid(send, rid, needed)
+                return
         await self._request(session, msg, scope, receive, send)
 
     async def _request(self, session: LegacySession, msg: dict[str, Any], scope: dict[str, Any],
