@@ -73,6 +73,19 @@ setup_authserver() {
   echo "$want" >"$stamp"
 }
 
+setup_interop_node() {
+  # The pinned official TypeScript SDK peers: the auth end-to-end test (integration tier) needs
+  # them before interop/run.sh runs. Same stamp as interop/run.sh, so neither installs twice.
+  local want stamp=interop/node_modules/.lock.sha256
+  want="$(hash_of interop/package.json interop/package-lock.json)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return
+  fi
+  say "installing the pinned TypeScript SDK peers into interop/node_modules"
+  (cd interop && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+}
+
 setup_redis() {
   command -v redis-server >/dev/null && return
   say "redis-server not on PATH: installing it with apt-get"
@@ -88,5 +101,6 @@ if (( ! python_only )); then
   setup_node
   setup_conformance
   setup_authserver
+  setup_interop_node
   setup_redis
 fi
