@@ -24,6 +24,10 @@ class TokenCache:
     def digest(token: str) -> bytes:
         return hashlib.sha256(token.encode("ascii")).digest()
 
+    @staticmethod
+    def digest_bytes(raw: bytes) -> bytes:
+        return hashlib.sha256(raw).digest()
+
     def get(self, digest: bytes) -> Principal | None:
         entry = self._entries.get(digest)
         if entry is None:

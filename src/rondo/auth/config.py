@@ -121,11 +121,12 @@ class ResourceServer:
 
     # -- checking a token ---------------------------------------------------------------------
 
-    async def authenticate(self, token: str) -> Principal:
+    async def authenticate(self, token: str, *, key: bytes | None = None) -> Principal:
         """The verified principal of `token` (cached by digest for its lifetime), or
-        InvalidToken / VerifierUnavailable."""
+        InvalidToken / VerifierUnavailable. `key` overrides the cache key (the HTTP guard uses
+        the digest of the whole Authorization header, so a hit needs no parsing)."""
         cache = self.cache
-        digest = cache.digest(token)
+        digest = cache.digest(token) if key is None else key
         principal = cache.get(digest)
         if principal is not None:
             return principal

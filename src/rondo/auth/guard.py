@@ -58,12 +58,21 @@ class HttpGuard:
 
     async def authenticate(self, headers: Mapping[bytes, list[bytes]], send: Send) -> Principal | None:
         rs = self.rs
+        values = headers.get(b"authorization")
+        key = None
+        if values is not None and len(values) == 1 and len(values[0]) <= rs.max_token_length:
+            # Fast path: the same header as a request already verified (a client reuses its
+            # token), found by the digest of the raw header, before any parsing.
+            key = rs.cache.digest_bytes(values[0])
+            hit = rs.cache.get(key)
+            if hit is not None:
+                return hit
         try:
-            token = bearer_token(headers.get(b"authorization"), rs.max_token_length)
+            token = bearer_token(values, rs.max_token_length)
             if token is None:
                 await self._refuse(send, 401, "Unauthorized: a bearer access token is required")
                 return None
-            return await rs.authenticate(token)
+            return await rs.authenticate(token, key=key)
         except InvalidToken as exc:
             await self._refuse(send, 401, f"Unauthorized: {exc.description}",
                                error="invalid_token", description=exc.description)
