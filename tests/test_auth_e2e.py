@@ -1,4 +1,5 @@
-"""End to end: real clients sign in through the real authorization server and complete an
+"""End to end: real clients (the official TypeScript client 2.4.0 and the Inspector CLI mcpdo
+2.12.0) sign in through the real authorization server and complete an
 MRTR flow on a protected rondo server over uvicorn (tests/authserver/protected_app.py)."""
 
 from __future__ import annotations
@@ -58,3 +59,54 @@ def test_the_official_typescript_client_signs_in_and_completes_an_mrtr_flow(prot
     lines = [line for line in out.stdout.splitlines() if line.startswith("ok - ")]
     assert len(lines) == 4, out.stdout
     assert "MRTR flow" in lines[2] and "step-up" in lines[3]
+
+
+INSPECTOR = ROOT / "tests" / "authserver" / "inspector" / "node_modules" / ".bin" / "mcpdo"
+
+
+def test_the_inspector_cli_signs_in_and_completes_an_mrtr_flow(protected, tmp_path):
+    """mcpdo (MCP Inspector 2.12.0): connect -> pendingAuth -> the user's consent (we follow the
+    AS's redirect to mcpdo's own loopback callback) -> tools/call with an elicitation answered
+    through `elicitation/respond`."""
+    import json
+    from urllib.parse import quote
+
+    assert INSPECTOR.exists(), "tests/authserver/inspector not installed: run bash scripts/setup.sh"
+    env = {**os.environ, "HOME": str(tmp_path), "MCP_INSPECTOR_SECRET_STORE": "file",
+           "NODE_NO_WARNINGS": "1",
+           "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    exports = subprocess.run([str(INSPECTOR), "private"], env=env, capture_output=True, text=True,
+                             check=True, timeout=30).stdout
+    for line in exports.splitlines():  # export NAME='value'
+        name, _, value = line.removeprefix("export ").partition("=")
+        env[name] = value.strip("'")
+
+    def mcpdo(*args: str) -> dict:
+        out = subprocess.run([str(INSPECTOR), "--format", "json", *args], env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return json.loads(out.stdout)
+
+    try:
+        connected = mcpdo("connect", protected, "--era", "modern")
+        assert connected["pendingAuth"] is True
+        auth_url = connected["authUrl"]
+        assert "resource=" + quote(protected, safe="") in auth_url  # RFC 8707
+        consent = httpx.get(auth_url, follow_redirects=False, timeout=10)
+        assert consent.status_code == 302
+        callback = httpx.get(consent.headers["location"], timeout=10)  # mcpdo's own listener
+        assert callback.status_code == 200
+        conn = ("--connection", protected)
+        shown = mcpdo(*conn, "connections/show")
+        assert shown["protocolEra"] == "modern" and shown["auth"]["authorized"] is True
+        who = mcpdo(*conn, "tools/call", "whoami")
+        assert who["content"][0]["text"].startswith("johndoe via client-")
+        pending = mcpdo(*conn, "tools/call", "greet")["elicitationPending"]
+        assert pending["message"] == "Your name?" and pending["origin"] == "input-required"
+        done = mcpdo(*conn, "elicitation/respond", pending["elicitationId"], "name:=Ada")
+        assert done["content"][0]["text"] == "hello Ada (johndoe)"
+        # The token lacks files:write, and the list it sees hides `write` (list_filter="hide").
+        listed = mcpdo(*conn, "tools/list")
+        assert sorted(t["name"] for t in listed["tools"]) == ["greet", "whoami"]
+    finally:
+        subprocess.run([str(INSPECTOR), "daemon", "stop"], env=env, capture_output=True, timeout=30)
