@@ -282,3 +282,60 @@ def test_state_policy_binds_the_verified_principal_by_default():
     # Authentication that is not rondo.auth's (an ASGI scope's own `auth`) binds nothing.
     other = rondo.Context(server, request_method="tools/call", request_params={"name": "t"}, auth="x")
     assert policy.principal_of(other) is None
+
+
+# -- tokens from anywhere --------------------------------------------------------------------------
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _segment(value: Any) -> str:
+    import base64
+    import json
+
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    header=st.one_of(_JSONISH, st.fixed_dictionaries(
+        {"alg": st.sampled_from(["RS256", "none", "HS256", "ES256", "PS512", "x"])},
+        optional={"kid": _JSONISH, "typ": _JSONISH})),
+    claims=st.one_of(_JSONISH, st.fixed_dictionaries(
+        {"iss": st.sampled_from(["https://untrusted.example", 7, None])},
+        optional={"aud": _JSONISH, "exp": _JSONISH, "nbf": _JSONISH, "scope": _JSONISH})),
+    signature=st.text(alphabet="abcXYZ019-_", max_size=40),
+)
+def test_a_jwt_of_any_shape_is_refused_with_invalid_token_never_a_crash(header, claims, signature):
+    """Untrusted issuers never reach the network, so every such token must be InvalidToken."""
+    from rondo.auth import JwtVerifier
+
+    verifier = JwtVerifier(ISSUER, RESOURCE)
+    token = f"{_segment(header)}.{_segment(claims)}.{signature}"
+    with pytest.raises(InvalidToken) as info:
+        run(verifier.verify(token))
+    assert token not in info.value.description and token not in info.value.reason
+
+
+def test_server_wide_scopes_hold_for_legacy_initialize_too():
+    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier(),
+                        required_scopes=["mcp:use", "mcp:admin"])
+    app = protected_server(rs).asgi()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+
+    async def go() -> Any:
+        from helpers_core import asgi_client
+
+        async with asgi_client(app) as client:
+            return await client.post("/mcp", json=init, headers={
+                "content-type": "application/json", "accept": "application/json, text/event-stream",
+                "authorization": "Bearer good-token"})
+
+    response = run(go())
+    assert response.status_code == 403 and "mcp-session-id" not in response.headers
+    assert challenge_params(response)["scope"] == "mcp:use mcp:admin"
