@@ -112,6 +112,13 @@ def _sign_hs(header: dict[str, Any], claims: dict[str, Any], secret: bytes) -> s
     return signing + "." + _b64(hmac.new(secret, signing.encode(), hashlib.sha256).digest())
 
 
+def _with_header(token: str, **extra: Any) -> str:
+    head, body, sig = token.split(".")
+    header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    header.update(extra)
+    return f"{_b64(json.dumps(header).encode())}.{body}.{sig}"
+
+
 def _alg_none(auth: AuthServer) -> str:
     now = int(time.time())
     header = _b64(json.dumps({"alg": "none", "typ": "JWT"}).encode())
@@ -148,6 +155,7 @@ BAD_TOKENS = {
     "tampered signature": _tampered_signature,
     "tampered claims": _escalated_claims,
     "not a JWT": lambda a: "abc.def",
+    "a jku header (keys from elsewhere)": lambda a: _with_header(good(a), jku="http://127.0.0.1:9/keys"),
     "garbage segments": lambda a: "e30.e30.e30",
 }
 

@@ -262,6 +262,11 @@ def test_principal_binding_names_issuer_and_user_or_client():
     assert Principal.from_claims({"scp": ["a", "b"]}).scopes == {"a", "b"}
     with pytest.raises(TypeError):
         user.claims["sub"] = "mallory"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        user.claims.update(sub="mallory")  # type: ignore[attr-defined]
+    import msgspec
+
+    assert msgspec.json.decode(msgspec.json.encode(user.claims))["sub"] == "alice"
 
 
 def test_state_policy_binds_the_verified_principal_by_default():

@@ -144,4 +144,8 @@ def _peek(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
         raise InvalidToken("The access token is not a JWT", reason="undecodable") from None
     if not isinstance(header, dict) or not isinstance(claims, dict):
         raise InvalidToken("The access token is not a JWT", reason="not objects")
+    if "crit" in header or "jku" in header or "x5u" in header or "jwk" in header:
+        # Access tokens need none of these; keys come only from the configured issuer's JWKS.
+        raise InvalidToken("The access token uses JWS header parameters this server refuses",
+                           reason="crit/jku/x5u/jwk header")
     return header, claims

@@ -69,23 +69,17 @@ class Principal:
         return f"Principal(subject={self.subject!r}, client_id={self.client_id!r}, scopes={sorted(self.scopes)!r})"
 
 
-class _ReadOnly(Mapping[str, Any]):
-    __slots__ = ("_d",)
+class _ReadOnly(dict[str, Any]):
+    """The claims as a dict (JSON-encodable, `dict(...)`-able) that refuses to change: one
+    handler cannot alter what the next one, or the state binding, sees."""
 
-    def __init__(self, d: Mapping[str, Any]) -> None:
-        self._d = dict(d)
+    __slots__ = ()
 
-    def __getitem__(self, key: str) -> Any:
-        return self._d[key]
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("verified claims are read-only")
 
-    def __iter__(self) -> Any:
-        return iter(self._d)
-
-    def __len__(self) -> int:
-        return len(self._d)
-
-    def __repr__(self) -> str:
-        return repr(self._d)
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = __ior__ = _refuse
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
