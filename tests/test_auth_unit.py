@@ -344,3 +344,48 @@ def test_server_wide_scopes_hold_for_legacy_initialize_too():
     response = run(go())
     assert response.status_code == 403 and "mcp-session-id" not in response.headers
     assert challenge_params(response)["scope"] == "mcp:use mcp:admin"
+
+
+def test_resource_templates_take_scopes_and_lists_hide_them():
+    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier())
+    server = rondo.Server("t", auth=rs, state=None)
+
+    @server.resource("notes://{id}", scopes=["notes:read"])
+    def note(id: str) -> str:
+        return f"note {id}"
+
+    @server.resource("public://readme")
+    def readme() -> str:
+        return "hi"
+
+    app = server.asgi()
+
+    async def go(message: dict[str, Any]) -> Any:
+        from helpers_core import asgi_client
+
+        async with asgi_client(app) as client:
+            return await client.post("/mcp", json=message, headers={
+                **http_headers(message), "authorization": "Bearer good-token"})
+
+    from helpers_core import request
+
+    read = run(go(request("resources/read", {"uri": "notes://42"})))
+    assert read.status_code == 403 and challenge_params(read)["scope"] == "notes:read"
+    assert run(go(request("resources/read", {"uri": "public://readme"}))).status_code == 200
+    templates = run(go(request("resources/templates/list"))).json()["result"]
+    assert templates["resourceTemplates"] == [] and templates["cacheScope"] == "private"
+    assert [r["uri"] for r in run(go(request("resources/list"))).json()["result"]["resources"]] == [
+        "public://readme"]
+    server.remove_resource("notes://{id}")
+    assert ("resource", "notes://{id}") not in server.component_scopes
+
+
+def test_an_endpoint_path_that_differs_from_the_resource_url_is_reported_at_start_up(caplog):
+    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier())
+    with caplog.at_level("WARNING", logger="rondo.auth"):
+        rondo.Server("a", auth=rs, state=None).asgi(path="/other")
+    assert "names path '/mcp'" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="rondo.auth"):
+        rondo.Server("b", auth=rs, state=None).asgi()
+    assert caplog.text == ""

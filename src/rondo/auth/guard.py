@@ -32,9 +32,14 @@ _encode = msgspec.json.encode
 
 
 class HttpGuard:
-    def __init__(self, server: Server, rs: ResourceServer) -> None:
+    def __init__(self, server: Server, rs: ResourceServer, endpoint_path: str | None = None) -> None:
         self.server = server
         self.rs = rs
+        if endpoint_path is not None and (endpoint_path or "/") != rs.endpoint_path:
+            # Legitimate behind a path-rewriting proxy, a mistake otherwise: say so at start-up.
+            log.warning("rondo.auth: the endpoint is served at %r but the resource URL %s names "
+                        "path %r; clients will look for its metadata at %s",
+                        endpoint_path, rs.resource, rs.endpoint_path, rs.metadata_path)
         self.metadata_paths = rs.metadata_paths
         self._metadata_body = _encode(rs.metadata())
 

@@ -113,7 +113,7 @@ class HttpApp:
                 server.auth = auth  # list filtering in the core reads it
             elif server.auth is not auth:
                 raise ValueError("this server already has another ResourceServer (Server(auth=...))")
-            self.guard = HttpGuard(server, auth)
+            self.guard = HttpGuard(server, auth, self.path)
         # The 2025-11-25 era (sessions): True for the defaults, a LegacyConfig, or False for none.
         self.legacy: Any = None
         if legacy:
