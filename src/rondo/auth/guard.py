@@ -19,10 +19,9 @@ from ..wire.errors import INTERNAL_ERROR, INVALID_REQUEST
 from .challenge import BadRequest, bearer_token, www_authenticate
 from .errors import InvalidToken, VerifierUnavailable
 from .principal import Principal
-from .scopes import required_for
+from .scopes import Registry, required_for
 
 if TYPE_CHECKING:
-    from ..server.server import Server
     from .config import ResourceServer
 
 log = logging.getLogger("rondo.auth")
@@ -32,7 +31,7 @@ _encode = msgspec.json.encode
 
 
 class HttpGuard:
-    def __init__(self, server: Server, rs: ResourceServer, endpoint_path: str | None = None) -> None:
+    def __init__(self, server: Registry, rs: ResourceServer, endpoint_path: str | None = None) -> None:
         self.server = server
         self.rs = rs
         if endpoint_path is not None and (endpoint_path or "/") != rs.endpoint_path:

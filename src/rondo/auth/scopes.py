@@ -4,11 +4,28 @@ filter. Light (no JOSE import): `Server` calls `check_scopes` when a decorator h
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..server.server import Server
     from .principal import Principal
+
+
+class Registry(Protocol):
+    """What rondo.auth reads of a `rondo.Server` (auth sits below the server layer, so it
+    names the fields instead of importing the class)."""
+
+    @property
+    def tools(self) -> Mapping[str, Any]: ...
+    @property
+    def prompts(self) -> Mapping[str, Any]: ...
+    @property
+    def resources(self) -> Mapping[str, Any]: ...
+    @property
+    def templates(self) -> Mapping[str, Any]: ...
+    @property
+    def component_scopes(self) -> Mapping[tuple[str, str], tuple[str, ...]]: ...
+    @property
+    def auth(self) -> Any: ...
 
 # RFC 6749 §3.3 scope-token: printable ASCII but space, '"' and '\'.
 _SCOPE_CHARS = frozenset(chr(c) for c in range(0x21, 0x7F)) - {'"', "\\"}
@@ -70,7 +87,7 @@ def expander(hierarchy: Hierarchy | None) -> Callable[[frozenset[str]], frozense
     return expand
 
 
-def component_key(method: str, params: Mapping[str, Any], server: Server) -> tuple[str, str] | None:
+def component_key(method: str, params: Mapping[str, Any], server: Registry) -> tuple[str, str] | None:
     """Which registered component a request addresses, as its key in `server.component_scopes`."""
     if method == "tools/call":
         name = params.get("name")
@@ -90,7 +107,7 @@ def component_key(method: str, params: Mapping[str, Any], server: Server) -> tup
     return None
 
 
-def required_for(server: Server, base: tuple[str, ...], method: str,
+def required_for(server: Registry, base: tuple[str, ...], method: str,
                  params: Mapping[str, Any]) -> tuple[str, ...]:
     """Every scope a request needs: the server-wide ones plus its component's."""
     table = server.component_scopes
@@ -105,7 +122,7 @@ _LIST_KIND = {"tools": "tool", "prompts": "prompt", "resources": "resource",
               "resourceTemplates": "resource"}
 
 
-def visible(server: Server, auth: Any, kind: str, items: list[Any]) -> list[Any] | None:
+def visible(server: Registry, auth: Any, kind: str, items: list[Any]) -> list[Any] | None:
     """The list-call hook: the items the caller's token may use, or None to show all.
 
     Only when the server's `ResourceServer` says `list_filter="hide"` and the request is

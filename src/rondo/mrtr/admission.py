@@ -6,22 +6,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..wire.errors import internal_error, missing_capability
-
-INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+from ..wire.meta import INPUT_METHODS
 
 
 def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
-    """Raise the JSON-RPC error this outcome deserves, or return if it may go to the client."""
+    """Raise the JSON-RPC error this outcome deserves, or return if it may go to the client.
+
+    Only the 2026-07-28 dialect admits input_required; the legacy one refuses it itself.
+    """
     from ..kinds import missing_capabilities
 
     if ctx.request_method not in INPUT_METHODS:
         raise internal_error(
             f"{ctx.request_method} cannot answer input_required "
             "(only tools/call, prompts/get and resources/read can)"
-        )
-    if ctx.era != "modern":
-        raise internal_error(
-            "This request needs input from the client, which requires protocol version 2026-07-28"
         )
     if not input_requests and not has_state:
         raise internal_error("input_required needs at least one input request or a request state")

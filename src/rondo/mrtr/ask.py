@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ..wire.errors import internal_error, invalid_params
+from ..wire.errors import internal_error, invalid_params, state_rejected
 from .result import AskInterrupt
 
 # Keys of the framework's envelope inside the sealed state.
@@ -102,14 +102,12 @@ class _Ready:
         yield  # pragma: no cover - makes this a generator
 
 
-def ask_all(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
-    """The engine of `ctx.ask` / `ctx.ask_all` (see Context for the public contract)."""
-    if not isinstance(requests, Mapping) or not requests:
-        raise ValueError("ask needs at least one input request")
-    if ctx.era == "legacy":
-        from ..server.legacy_ask import ask_back_channel
+def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
+    """`ctx.ask` on the 2026-07-28 wire: the answer if a round supplied it, else end the round.
 
-        return ask_back_channel(ctx, requests, single=single)
+    The dialect calls this (see `rondo.server.modern`); a missing answer raises AskInterrupt,
+    which the core turns into input_required.
+    """
     found, missing = answer_now(ctx, requests)
     if missing:
         book_of(ctx).pending.update(missing)
@@ -134,8 +132,6 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
 def load_envelope(ctx: Any, opened: Any) -> None:
     """Install a verified envelope on the context: user state and carried answers."""
     if not isinstance(opened, dict):
-        from ..state.policy import rejected
-
-        raise rejected()
+        raise state_rejected()
     ctx.state = opened.get(USER)
     ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED), sealed=True)

@@ -61,13 +61,13 @@ class Subscriptions:
 
     def resource_updated(self, uri: str) -> None:
         for listener in tuple(self._listeners):
-            if any(_covers(sub, uri) for sub in listener.uris):
+            if any(covers(sub, uri) for sub in listener.uris):
                 listener.send("notifications/resources/updated", {"uri": uri})
         for hook in tuple(self.legacy_hooks):
             hook("resource_updated", uri)
 
 
-def _covers(subscribed: str, uri: str) -> bool:
+def covers(subscribed: str, uri: str) -> bool:
     """A subscription covers its URI and the URIs below it (`file:///a` covers `file:///a/b`)."""
     if uri == subscribed:
         return True
