@@ -113,15 +113,19 @@ class Core:
         `refuse(reason)` for arguments that do not bind) and `(False, value)` for the
         component's own return value, which the caller shapes.
         """
-        from .schema import ArgumentError
-
         dialect = req.dialect
         ctx = dialect.context(self, req)
-        self.open_retry(ctx, req.params)
+        params = req.params
+        if "inputResponses" in params or "requestState" in params:
+            self.open_retry(ctx, params)
         sig = component.signature
         try:
             kwargs = sig.bind(arguments)
-        except ArgumentError as exc:
+        except Exception as exc:
+            from .schema import ArgumentError  # only refusals pay for the import
+
+            if not isinstance(exc, ArgumentError):
+                raise
             return True, refuse(str(exc))
         value = await dialect.run(ctx, component.fn, sig, kwargs)
         if isinstance(value, InputRequired):

@@ -139,8 +139,13 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                bus = self.core.subscriptions.bus  # fleet hook: subscribed before serving
+                if bus is not None:
+                    await bus.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.core.subscriptions.bus is not None:
+                    await self.core.subscriptions.bus.stop()
                 if self.legacy is not None:
                     await self.legacy.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
@@ -386,6 +391,9 @@ class HttpApp:
 
 
 def _warn_process_key(server: Server) -> None:
+    from ..server.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
+
+    check_fleet(server)
     policy = server.state_policy
     if policy is None:
         return

@@ -8,7 +8,7 @@
   log line, a server-to-client request), with an SSE stream ending in the response. Every event
   has an id `<stream>_<seq>`; clients on 2025-11-25 first get a priming event (id, empty data,
   `retry`) so they can resume the stream with `Last-Event-ID` if it breaks or the server ends it
-  early (`rondo.server.legacy.close_stream`, SSE polling).
+  early (`rondo.legacy.close_stream`, SSE polling).
 - POST of a notification or of a response to one of our requests: 202.
 - GET: the session's standalone stream (list changes, resource updates), or, with
   `Last-Event-ID`, the replay and continuation of the stream that id belongs to.
