@@ -389,3 +389,18 @@ def test_an_endpoint_path_that_differs_from_the_resource_url_is_reported_at_star
     with caplog.at_level("WARNING", logger="rondo.auth"):
         rondo.Server("b", auth=rs, state=None).asgi()
     assert caplog.text == ""
+
+
+def test_a_token_naming_no_subject_and_no_client_is_refused():
+    """Such callers would all share one binding (one user's state would open for another)."""
+
+    class Nameless:
+        cache_ttl = 60.0
+
+        async def verify(self, token: str) -> Principal:
+            return Principal.from_claims({"iss": ISSUER, "scope": "mcp:use"})
+
+    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=Nameless())
+    with pytest.raises(InvalidToken, match="no subject or client"):
+        run(rs.authenticate("anything"))
+    assert len(rs.cache) == 0

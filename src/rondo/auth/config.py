@@ -137,6 +137,10 @@ class ResourceServer:
             raise
         if not isinstance(principal, Principal):
             raise TypeError("a TokenVerifier must return a rondo.auth.Principal")
+        if principal.subject is None and principal.client_id is None:
+            # Nothing to bind state and sessions to: every such caller would share one identity.
+            log.debug("rondo.auth: token refused: no sub and no client_id")
+            raise InvalidToken("The access token names no subject or client")
         principal._effective = self.expand(principal.scopes)
         cache.put(digest, principal, float(getattr(self.verifier, "cache_ttl", 0.0)))
         return principal
