@@ -10,10 +10,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+import rondo
 from authserver.fixture import AuthServer
 
 pytestmark = pytest.mark.slow
@@ -110,3 +112,40 @@ def test_the_inspector_cli_signs_in_and_completes_an_mrtr_flow(protected, tmp_pa
         assert sorted(t["name"] for t in listed["tools"]) == ["greet", "whoami"]
     finally:
         subprocess.run([str(INSPECTOR), "daemon", "stop"], env=env, capture_output=True, timeout=30)
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+def test_rondo_client_with_a_token_from_the_token_endpoint(protected, auth, protocol):
+    """rondo's own client, both eras, with an access token the AS issued at its token endpoint
+    (client_credentials, RFC 8707 resource). The OAuth flow in rondo's client is a separate
+    issue; this leg pins the server side against it: bearer on every request, MRTR, 403."""
+    import asyncio
+
+    from rondo.client import Client, ElicitRequest
+
+    issued = httpx.post(f"{auth.issuer}/token", data={
+        "grant_type": "client_credentials", "client_id": "rondo-e2e", "scope": "mcp:use",
+        "resource": protected}, timeout=10).json()
+    token = issued["access_token"]
+
+    def answer(request: ElicitRequest) -> dict:
+        return {"action": "accept", "content": {"name": "Bo"}}
+
+    async def flow() -> tuple[str, str, Any]:
+        async with Client(protected, protocol=protocol, on_elicit=answer,
+                          headers={"Authorization": f"Bearer {token}"}) as client:
+            who = (await client.call_tool("whoami")).text
+            greeted = (await client.call_tool("greet")).text
+            try:
+                await client.call_tool("write", {"path": "x"})
+                refused: Any = None
+            except Exception as exc:  # the 403 surfaces as an error, never a result
+                refused = exc
+            return who, greeted, refused
+
+    who, greeted, refused = asyncio.run(flow())
+    assert who == "None via rondo-e2e"  # a client acting for itself: no sub, its client_id
+    assert greeted == "hello Bo (None)"
+    # rondo's client reads the 403's JSON-RPC body (no step-up yet: the client issue's part).
+    assert isinstance(refused, rondo.McpError) and refused.code == -32600
+    assert refused.data == {"requiredScopes": ["mcp:use", "files:write"]}
