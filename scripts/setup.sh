@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (Python 3.11, Node 20, root).
-#   bash scripts/setup.sh            venv + Node 22 + conformance runner + redis-server + nginx
+#   bash scripts/setup.sh            venv + Node 22 + conformance runner + test AS + redis-server + nginx
 #                                    (a component that cannot be installed fails set-up)
 #   bash scripts/setup.sh --python   venv only (what `scripts/test.sh --fast` needs)
 # Quick when already done: each step keeps a stamp of the inputs it was built from.
@@ -61,6 +61,40 @@ setup_conformance() {
   echo "$want" >"$stamp"
 }
 
+setup_authserver() {
+  # The real authorization server the auth tests start (oauth2-mock-server, pinned).
+  local dir=tests/authserver want stamp
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "installing the pinned test authorization server into $dir/node_modules"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$stamp"
+  fi
+  # The Inspector CLI (mcpdo) for the end-to-end sign-in test, in its own folder.
+  dir=tests/authserver/inspector
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "installing the pinned MCP Inspector CLI into $dir/node_modules"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$stamp"
+  fi
+}
+
+setup_interop_node() {
+  # The pinned official TypeScript SDK peers: the auth end-to-end test (integration tier) needs
+  # them before interop/run.sh runs. Same stamp as interop/run.sh, so neither installs twice.
+  local want stamp=interop/node_modules/.lock.sha256
+  want="$(hash_of interop/package.json interop/package-lock.json)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return
+  fi
+  say "installing the pinned TypeScript SDK peers into interop/node_modules"
+  (cd interop && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+}
+
 # Debian packages the integration tier starts on loopback ports (tests/fleet_parts.py,
 # tests/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
 # quiet because an install failed. Only `--python` (the fast tier) skips them.
@@ -97,6 +131,8 @@ setup_venv
 if (( ! python_only )); then
   setup_node
   setup_conformance
+  setup_authserver
+  setup_interop_node
   setup_redis
   setup_nginx
 fi

@@ -20,9 +20,10 @@ _EXPORTS = {
     "ToolResult": "rondo.server.content",
     "Client": "rondo.client",
 }
-_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing"}
+_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth"}
 
 if TYPE_CHECKING:
+    from . import auth as auth
     from . import content as content
     from . import elicit as elicit
     from . import kinds as kinds

@@ -80,7 +80,16 @@ async def discover(core: Core, req: Request) -> dict[str, Any]:
     return result
 
 
-def page(core: Core, items: list[Any], params: Mapping[str, Any], key: str) -> dict[str, Any]:
+def page(core: Core, items: list[Any], params: Mapping[str, Any], key: str,
+         auth: Any = None) -> dict[str, Any]:
+    private = False
+    if auth is not None and core.server.auth is not None:
+        # rondo.auth hook: list only what the caller's token may use (a per-caller list).
+        from ..auth.scopes import visible
+
+        shown = visible(core.server, auth, key, items)
+        if shown is not None:
+            items, private = shown, True
     cursor = params.get("cursor")
     start = 0 if cursor is None else _decode_cursor(cursor, len(items))
     server = core.server
@@ -89,13 +98,13 @@ def page(core: Core, items: list[Any], params: Mapping[str, Any], key: str) -> d
     if end < len(items):
         result["nextCursor"] = _encode_cursor(end)
     result["ttlMs"] = server.list_ttl_ms
-    result["cacheScope"] = server.list_cache_scope
+    result["cacheScope"] = "private" if private else server.list_cache_scope
     return result
 
 
 def _lister(registry: str, key: str) -> Handler:
     async def list_items(core: Core, req: Request) -> dict[str, Any]:
-        return page(core, list(getattr(core.server, registry).values()), req.params, key)
+        return page(core, list(getattr(core.server, registry).values()), req.params, key, req.auth)
 
     list_items.__name__ = f"list_{registry}"
     return list_items

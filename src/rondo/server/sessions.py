@@ -81,6 +81,7 @@ class LegacySession:
         "transport",
         "on_close",
         "ask_timeout",
+        "principal",
     )
 
     def __init__(self, sid: str, version: str, capabilities: dict[str, Any],
@@ -103,6 +104,7 @@ class LegacySession:
         self.transport: Any = None  # the transport's own per-session state
         self.on_close: Callable[[LegacySession], None] | None = None
         self.ask_timeout = ask_timeout
+        self.principal: str | None = None  # rondo.auth: who opened it (HttpGuard.bind_session)
 
     @property
     def busy(self) -> bool:

@@ -42,9 +42,12 @@ PrincipalFn = Callable[["RequestFacts"], "str | None"]
 rejected = state_rejected
 
 
-def anonymous(ctx: RequestFacts) -> None:
-    """The default principal: nobody. Tokens then bind method, params, audience and expiry."""
-    return None
+def anonymous(ctx: RequestFacts) -> str | None:
+    """The default principal: the verified token's when `rondo.auth` authenticated the request
+    (its `Principal.binding`, so a state sealed for one user never opens for another), else
+    nobody. Tokens always bind method, params, audience and expiry."""
+    binding = getattr(getattr(ctx, "auth", None), "binding", None)  # rondo.auth hook
+    return binding if isinstance(binding, str) else None
 
 
 def require_cryptography() -> None:

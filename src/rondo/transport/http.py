@@ -95,6 +95,7 @@ class HttpApp:
         allowed_hosts: Iterable[str] | None = LOOPBACK_HOSTS,
         keepalive: float = KEEPALIVE_SECONDS,
         legacy: Any = True,
+        auth: Any = None,
     ) -> None:
         if not isinstance(max_body, int) or max_body < 1:
             raise ValueError("max_body must be a positive number of bytes")
@@ -107,6 +108,17 @@ class HttpApp:
         )
         self.keepalive = keepalive
         _warn_process_key(server)
+        # rondo.auth hook: an OAuth resource server guards the endpoint when configured.
+        self.guard: Any = None
+        auth = server.auth if auth is None else auth
+        if auth is not None:
+            from ..auth.guard import HttpGuard
+
+            if server.auth is None:
+                server.auth = auth  # list filtering in the core reads it
+            elif server.auth is not auth:
+                raise ValueError("this server already has another ResourceServer (Server(auth=...))")
+            self.guard = HttpGuard(server, auth, self.path)
         # The 2025-11-25 era (sessions): True for the defaults, a LegacyConfig, or False for none.
         self.legacy: Any = None
         if legacy:
@@ -140,6 +152,10 @@ class HttpApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        guard = self.guard
+        if guard is not None and scope.get("path", "") in guard.metadata_paths:
+            await guard.metadata(scope["method"], send)
+            return
         if self.path is not None and scope.get("path", "").rstrip("/") != self.path:
             await send_plain(send, 404, b"Not Found")
             return
@@ -148,6 +164,11 @@ class HttpApp:
             await send_json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
                                                                "message": "Forbidden: Host or Origin not allowed"}})
             return
+        if guard is not None:
+            principal = await guard.authenticate(headers, send)
+            if principal is None:
+                return  # refused: 401, 400 or 503 already sent
+            scope["auth"] = principal
         method = scope["method"]
         if method != "POST":
             if self.legacy is not None and method in ("GET", "DELETE"):
@@ -263,6 +284,11 @@ class HttpApp:
         except McpError as exc:
             await send_error(send, rid, exc)
             return
+        if self.guard is not None:
+            needed = self.guard.insufficient(method, params, scope.get("auth"))
+            if needed:
+                await self.guard.forbid(send, rid, needed)
+                return
         await self._answer(rid, method, params, env, scope, receive, send)
 
     async def _answer(
