@@ -7,7 +7,6 @@ import httpx
 import rondo
 from rondo.auth import InvalidToken, Principal, ResourceServer
 
-
 GRANTS = {"reader-token": "mcp files:read", "writer-token": "mcp files:write"}
 
 
