@@ -11,7 +11,6 @@ import base64
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.result import InputRequired
@@ -35,24 +34,37 @@ Handler = Callable[["Core", "Request"], Awaitable[dict[str, Any]]]
 BOTH = frozenset({MODERN, LEGACY})
 
 
-@dataclass(frozen=True, slots=True)
 class Method:
     """One row of the table. `suspends(core, params)` says whether answering may await
-    something (an async handler, a stream); transports answer the others inline."""
+    something (an async handler, a stream); transports answer the others inline.
 
-    name: str
-    handler: Handler
-    eras: frozenset[str] = BOTH
-    gate: str | None = None
-    suspends: Callable[[Core, Mapping[str, Any]], bool] | None = None
+    A plain slotted class, not a dataclass: building the table is on a stdio server's cold
+    start, and dataclass creation costs milliseconds there."""
 
-    def __post_init__(self) -> None:
+    __slots__ = ("name", "handler", "eras", "gate", "suspends")
+
+    def __init__(
+        self,
+        name: str,
+        handler: Handler,
+        eras: frozenset[str] = BOTH,
+        gate: str | None = None,
+        suspends: Callable[[Core, Mapping[str, Any]], bool] | None = None,
+    ) -> None:
+        self.name = name
+        self.handler = handler
+        self.eras = eras
+        self.gate = gate
+        self.suspends = suspends
         if not isinstance(self.name, str) or not self.name:
             raise ValueError("a method needs a non-empty name")
         if not self.eras or not self.eras <= BOTH:
             raise ValueError(f"method {self.name!r}: eras must be a subset of {sorted(BOTH)}")
         if not callable(self.handler):
             raise TypeError(f"method {self.name!r}: handler must be an async callable")
+
+    def __repr__(self) -> str:
+        return f"Method({self.name!r}, eras={sorted(self.eras)}, gate={self.gate!r})"
 
 
 def era_set(era: str | tuple[str, ...] | frozenset[str]) -> frozenset[str]:
