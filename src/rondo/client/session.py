@@ -88,7 +88,9 @@ class Client:
     yourself with `manual=True`). `protocol` pins a version (a
     2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
-    `deadline` bound each input_required exchange; `timeout` bounds each request.
+    `deadline` bound each input_required exchange; `timeout` bounds each request. `auth`
+    (HTTP only) signs in to protected servers: `rondo.client.OAuth(...)` or
+    `rondo.client.ClientCredentials(...)`.
     """
 
     def __init__(
@@ -113,6 +115,7 @@ class Client:
         cwd: str | None = None,
         stderr: Any = None,
         on_notification: Callable[[Json], Any] | None = None,
+        auth: Any = None,
     ) -> None:
         if protocol not in (None, "auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
             raise ValueError(f"unknown protocol version {protocol!r}")
@@ -126,7 +129,9 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.on_notification = on_notification
-        self.transport: Transport = _make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr)
+        # auth hook: an httpx.Auth (rondo.client.OAuth, ClientCredentials) for HTTP targets.
+        self.transport: Transport = _make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr,
+                                                    auth=auth)
         self.cache = ResultCache()
         self.era: str | None = None  # "modern" or "legacy" once connected
         self.protocol_version: str | None = None
@@ -648,13 +653,15 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
-def _make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any) -> Transport:
+def _make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any, auth: Any = None) -> Transport:
     if hasattr(target, "request") and hasattr(target, "start"):
         return target
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from rondo.client.transports.http import HttpTransport
 
-        return HttpTransport(target, headers=headers)
+        return HttpTransport(target, headers=headers, auth=auth)
+    if auth is not None:
+        raise ValueError("auth= applies to HTTP targets only (stdio servers take credentials from their environment)")
     if isinstance(target, str):
         target = shlex.split(target)
     if isinstance(target, Sequence) and not isinstance(target, str | bytes):
