@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (Python 3.11, Node 20, root).
-#   bash scripts/setup.sh            venv + Node 22 + conformance runner + redis-server
+#   bash scripts/setup.sh            venv + Node 22 + conformance runner + test AS + redis-server
 #   bash scripts/setup.sh --python   venv only (what `scripts/test.sh --fast` needs)
 # Quick when already done: each step keeps a stamp of the inputs it was built from.
 set -euo pipefail
@@ -60,6 +60,19 @@ setup_conformance() {
   echo "$want" >"$stamp"
 }
 
+setup_authserver() {
+  # The real authorization server the auth tests start (oauth2-mock-server, pinned).
+  local dir=tests/authserver want stamp
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return
+  fi
+  say "installing the pinned test authorization server into $dir/node_modules"
+  (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+}
+
 setup_redis() {
   command -v redis-server >/dev/null && return
   say "redis-server not on PATH: installing it with apt-get"
@@ -74,5 +87,6 @@ setup_venv
 if (( ! python_only )); then
   setup_node
   setup_conformance
+  setup_authserver
   setup_redis
 fi
