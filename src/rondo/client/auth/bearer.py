@@ -63,6 +63,7 @@ class BearerAuth(httpx.Auth):
         timeout: float = 10.0,
         max_attempts: int = 3,
         refresh_margin: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -71,6 +72,7 @@ class BearerAuth(httpx.Auth):
         self.limits = Limits(timeout=timeout)
         self.max_attempts = max_attempts
         self.refresh_margin = refresh_margin
+        self.transport = transport  # for the OAuth exchanges (a proxy, custom TLS, tests)
         self._lock = asyncio.Lock()
         self._metadata: dict[str, ServerMetadata] = {}
         self._requested: dict[str, list[str]] = {}  # token key -> scopes last asked for
@@ -120,7 +122,7 @@ class BearerAuth(httpx.Auth):
     async def _recover(
         self, server: str, status: int, challenge: Challenge | None, sent: Token | None, refreshed: bool
     ) -> tuple[Token, bool]:
-        async with self._lock, new_http(self.limits) as http:
+        async with self._lock, new_http(self.limits, self.transport) as http:
             guard = await self._discover(http, server, challenge)
             key = token_key(guard.issuer, guard.resource.resource)
             current = Token.from_json(await self.store.get(key) or {})
@@ -188,7 +190,7 @@ class BearerAuth(httpx.Auth):
             if latest is not None and not latest.expires_within(self.refresh_margin):
                 return latest  # refreshed by someone else meanwhile
             try:
-                async with new_http(self.limits) as http:
+                async with new_http(self.limits, self.transport) as http:
                     metadata = await self._server_metadata(http, where["issuer"])
                     fresh = await self._refresh_with(http, metadata, where["resource"], token)
             except AuthError as exc:

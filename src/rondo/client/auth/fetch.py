@@ -42,9 +42,9 @@ class Reply:
             return None
 
 
-def new_http(limits: Limits) -> httpx.AsyncClient:
+def new_http(limits: Limits, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=httpx.Timeout(limits.timeout), follow_redirects=False,
-                             headers={"User-Agent": USER_AGENT})
+                             headers={"User-Agent": USER_AGENT}, transport=transport)
 
 
 async def exchange(

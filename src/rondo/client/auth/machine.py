@@ -1,6 +1,6 @@
 """`ClientCredentials`: machine-to-machine sign-in (OAuth client_credentials grant, the MCP
 client-credentials extension), authenticating with a client secret or a private-key JWT
-assertion (RFC 7523; signed with `joserfc`, the optional `auth` extra)."""
+assertion (RFC 7523; signed with PyJWT, the optional `auth` extra the server side uses too)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,10 @@ class ClientCredentials(BearerAuth):
         timeout: float = 10.0,
         max_attempts: int = 2,
         assertion_lifetime: float = 300.0,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        super().__init__(scopes=scopes, store=store, timeout=timeout, max_attempts=max_attempts)
+        super().__init__(scopes=scopes, store=store, timeout=timeout, max_attempts=max_attempts,
+                         transport=transport)
         if (client_secret is None) == (private_key is None):
             raise ValueError("ClientCredentials needs exactly one of client_secret and private_key")
         self.client_id = client_id
@@ -75,15 +77,15 @@ class ClientCredentials(BearerAuth):
     def _client_assertion(self, identity: ClientIdentity, metadata: ServerMetadata) -> str | None:
         if self._key is None:
             return None
-        from joserfc import jwt
+        import jwt
 
         now = int(time.time())
         claims = {"iss": self.client_id, "sub": self.client_id, "aud": metadata.issuer,
                   "iat": now, "exp": now + int(self.assertion_lifetime), "jti": secrets.token_urlsafe(16)}
-        header: dict[str, Any] = {"alg": self.signing_algorithm, "typ": "JWT"}
+        headers: dict[str, Any] = {"typ": "JWT"}
         if self.key_id:
-            header["kid"] = self.key_id
-        return jwt.encode(header, claims, self._key, algorithms=[self.signing_algorithm])
+            headers["kid"] = self.key_id
+        return str(jwt.encode(claims, self._key, algorithm=self.signing_algorithm, headers=headers))
 
     async def _obtain(self, http: httpx.AsyncClient, guard: Guard, scopes: list[str]) -> Token:
         metadata = guard.metadata
@@ -101,14 +103,12 @@ class ClientCredentials(BearerAuth):
 
 def _import_private_key(pem: str | bytes) -> Any:
     try:
-        from joserfc.jwk import import_key
+        import jwt  # noqa: F401  (PyJWT signs; cryptography parses the key)
+        from cryptography.hazmat.primitives.serialization import load_pem_private_key
     except ImportError:  # pragma: no cover - depends on the installed extras
-        raise RuntimeError("private-key JWT needs joserfc: pip install 'rondo[auth]'") from None
+        raise RuntimeError("private-key JWT needs PyJWT: pip install 'rondo[auth]'") from None
     data = pem.encode() if isinstance(pem, str) else pem
     try:
-        key = import_key(data)
-    except Exception as exc:
-        raise ValueError(f"private_key is not a PEM private key ({type(exc).__name__})") from None
-    if not key.is_private:
-        raise ValueError("private_key is a public key; a private key is needed to sign")
-    return key
+        return load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"private_key is not an unencrypted PEM private key ({type(exc).__name__})") from None

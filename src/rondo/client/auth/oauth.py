@@ -66,9 +66,10 @@ class OAuth(BearerAuth):
         timeout: float = 10.0,
         max_attempts: int = 3,
         refresh_margin: float = 60.0,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(scopes=scopes, store=store, timeout=timeout, max_attempts=max_attempts,
-                         refresh_margin=refresh_margin)
+                         refresh_margin=refresh_margin, transport=transport)
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
         if client_metadata_url is not None:

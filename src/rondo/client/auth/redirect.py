@@ -63,16 +63,23 @@ class HeadlessRedirect:
 
     Only for authorization servers that decide without user interaction."""
 
-    def __init__(self, redirect_uri: str = "http://localhost:3000/callback", *, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        redirect_uri: str = "http://localhost:3000/callback",
+        *,
+        timeout: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         self._redirect_uri = redirect_uri
         self.timeout = timeout
+        self.transport = transport
 
     @property
     def redirect_uri(self) -> str:
         return self._redirect_uri
 
     async def authorize(self, url: str) -> str:
-        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as http:
+        async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=self.transport) as http:
             try:
                 response = await http.get(url)
             except httpx.HTTPError as exc:
