@@ -161,7 +161,7 @@ async def fetch_server_metadata(http: httpx.AsyncClient, issuer: str, limits: Li
 
 def _server_metadata(doc: dict[str, Any], url: str) -> ServerMetadata:
     token = doc.get("token_endpoint")
-    if not _http_url(token):
+    if not isinstance(token, str) or not _http_url(token):
         raise DiscoveryError(f"authorization server metadata at {url} has no valid token_endpoint")
     authorize = doc.get("authorization_endpoint")
     registration = doc.get("registration_endpoint")

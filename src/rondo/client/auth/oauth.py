@@ -19,7 +19,12 @@ import httpx
 
 from rondo.client.auth.bearer import BearerAuth, Guard
 from rondo.client.auth.discovery import ServerMetadata
-from rondo.client.auth.errors import AuthError, AuthorizationDenied, DiscoveryError, RegistrationError
+from rondo.client.auth.errors import (
+    AuthError,
+    AuthorizationDenied,
+    DiscoveryError,
+    RegistrationError,
+)
 from rondo.client.auth.fetch import exchange
 from rondo.client.auth.redirect import LoopbackRedirect, Redirect, callback_params
 from rondo.client.auth.store import TokenStore, client_key
