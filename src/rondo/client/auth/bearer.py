@@ -208,6 +208,8 @@ class BearerAuth(httpx.Auth):
         if identity is None:
             raise TokenError(f"no client identity at {metadata.issuer} to refresh with")
         form = {"grant_type": "refresh_token", "refresh_token": token.refresh_token, "resource": resource}
+        if token.scope:  # the same scope again (RFC 6749 §6), never more
+            form["scope"] = token.scope
         headers = client_auth(identity, form, self._client_assertion(identity, metadata))
         return await request_token(http, metadata.token_endpoint, form, headers, self.limits,
                                    issuer=metadata.issuer, resource=resource, requested_scope=token.scope,

@@ -172,6 +172,8 @@ class OAuth(BearerAuth):
         code = _check_response(callback_params(callback, redirect_uri), state, metadata)
         form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
                 "code_verifier": verifier, "resource": guard.resource.resource}
+        if scope:  # repeated so servers that scope tokens from the token request agree
+            form["scope"] = scope
         headers = client_auth(identity, form)
         return await request_token(http, metadata.token_endpoint, form, headers, self.limits,
                                    issuer=metadata.issuer, resource=guard.resource.resource,

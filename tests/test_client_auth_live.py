@@ -1,0 +1,137 @@
+"""rondo.Client signing in for real: the pinned oauth2-mock-server (tests/authserver) as the
+authorization server, tests/protected_server.py as the resource server, the loopback redirect
+listener catching the redirect from a scripted "browser"."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from authserver.fixture import AuthServer
+from rondo.client import Client, FileTokenStore, LoopbackRedirect, MemoryTokenStore, OAuth
+
+pytestmark = pytest.mark.slow
+HERE = Path(__file__).resolve().parent
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[tuple[AuthServer, str]]:
+    with AuthServer.start() as auth:
+        auth.wait_ready()
+        port = _port()
+        proc = subprocess.Popen([sys.executable, str(HERE / "protected_server.py"), auth.issuer, str(port)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("protected server did not start")
+                time.sleep(0.1)
+            yield auth, url
+        finally:
+            proc.terminate()
+            proc.wait(5)
+
+
+class Browser:
+    """Stands in for the user: opens the announced URL (the AS approves at once) and follows
+    the redirect to the loopback listener, from another thread as a real browser would."""
+
+    def __init__(self) -> None:
+        self.visits: list[str] = []
+
+    def __call__(self, url: str) -> None:
+        self.visits.append(url)
+        threading.Thread(target=lambda: httpx.get(url, follow_redirects=True, timeout=10), daemon=True).start()
+
+
+def sign_in(browser: Browser, store: Any = None, **kwargs: Any) -> OAuth:
+    return OAuth(redirect=LoopbackRedirect(announce=browser, open_browser=False, timeout=20),
+                 store=store or MemoryTokenStore(), **kwargs)
+
+
+def test_sign_in_call_and_mrtr_with_step_up(world: tuple[AuthServer, str]) -> None:
+    _, url = world
+    browser = Browser()
+    store = MemoryTokenStore()
+
+    async def flow() -> tuple[str, str]:
+        async with Client(url, auth=sign_in(browser, store), on_elicit=lambda r: {"action": "accept", "content": {"title": "T"}}) as client:
+            who = (await client.call_tool("whoami", {})).text
+            note = (await client.call_tool("write_note", {"text": "hi"})).text  # 403, step-up, MRTR
+            return who, note
+
+    who, note = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert who == "sub=johndoe" and note == "wrote T: hi"
+    assert len(browser.visits) == 2  # the first sign-in and the step-up
+    first, second = (httpx.URL(v).params for v in browser.visits)
+    assert first["resource"] == url and first["code_challenge_method"] == "S256"
+    assert set(second["scope"].split()) >= {"mcp:use", "files:write"}  # the union, not just the new one
+
+
+def test_refresh_before_expiry_and_on_401(world: tuple[AuthServer, str]) -> None:
+    _, url = world
+    browser = Browser()
+    store = MemoryTokenStore()
+
+    async def tokens() -> list[str]:
+        seen = []
+        auth = sign_in(browser, store)
+        async with Client(url, auth=auth) as client:
+            await client.call_tool("whoami", {})
+            seen.append(await current(store))
+            await asyncio.sleep(1.1)  # the AS's JWTs have no jti: a new second, a new token
+            auth.refresh_margin = 10_000  # every token now "expires soon": refresh before the call
+            await client.call_tool("whoami", {})
+            seen.append(await current(store))
+            auth.refresh_margin = 60
+            httpx.post(url.replace("/mcp", "/_control/forget"))  # the server drops every token
+            await asyncio.sleep(1.1)
+            await client.call_tool("whoami", {})  # 401, refresh, retry
+            seen.append(await current(store))
+        return seen
+
+    seen = asyncio.run(asyncio.wait_for(tokens(), 60))
+    assert len(set(seen)) == 3 and len(browser.visits) == 1  # two refreshes, one sign-in
+
+
+def test_second_run_reuses_the_stored_token(world: tuple[AuthServer, str], tmp_path: Path) -> None:
+    _, url = world
+    path = tmp_path / "tokens.json"
+    browser = Browser()
+
+    async def once() -> str:
+        async with Client(url, auth=sign_in(browser, FileTokenStore(path))) as client:
+            return (await client.call_tool("whoami", {})).text
+
+    assert asyncio.run(once()) == "sub=johndoe"
+    assert asyncio.run(once()) == "sub=johndoe"
+    assert len(browser.visits) == 1
+
+
+async def current(store: MemoryTokenStore) -> str:
+    tokens = [v for k, v in store._data.items() if k.startswith("token ")]
+    assert len(tokens) == 1
+    return str(tokens[0]["access_token"])
