@@ -135,3 +135,55 @@ async def current(store: MemoryTokenStore) -> str:
     tokens = [v for k, v in store._data.items() if k.startswith("token ")]
     assert len(tokens) == 1
     return str(tokens[0]["access_token"])
+
+
+def test_rondo_call_signs_in_in_a_terminal_and_reuses_the_token(world: tuple[AuthServer, str], tmp_path: Path) -> None:
+    """`rondo call` in a real terminal (tmux): it prints the sign-in URL; the "user" opens it;
+    the call completes; the second run needs no sign-in."""
+    _, url = world
+    sock = f"rondo-auth-{_port()}"
+    store = tmp_path / "tokens.json"
+    out = tmp_path / "out.txt"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", "-L", sock, *args], check=True, capture_output=True, text=True, timeout=10).stdout
+
+    def run_in_terminal() -> None:
+        command = (f"{sys.executable} -m rondo.cli call {url} whoami --token-store {store} --no-browser "
+                   f"> {out}; echo exit=$? >> {out}")
+        tmux("send-keys", "-t", "t", command, "Enter")
+
+    def wait_for(predicate: Any, what: str, timeout: float = 20) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}; screen:\n{tmux('capture-pane', '-p', '-J', '-t', 't')}")
+
+    def signin_url() -> str | None:
+        screen = tmux("capture-pane", "-p", "-J", "-t", "t", "-S", "-200")
+        found = [w for w in screen.split() if w.startswith("http") and "/authorize?" in w]
+        return found[-1] if found else None
+
+    tmux("new-session", "-d", "-s", "t", "-x", "400", "-y", "50")
+    try:
+        run_in_terminal()
+        link = wait_for(signin_url, "the sign-in URL")
+        assert httpx.URL(link).params["redirect_uri"].startswith("http://127.0.0.1:")
+        httpx.get(link, follow_redirects=True, timeout=10)  # the user's browser
+        wait_for(lambda: out.exists() and "exit=" in out.read_text(), "the first run")
+        assert out.read_text().split() == ["sub=johndoe", "exit=0"]
+        assert oct(store.stat().st_mode & 0o777) == "0o600"
+        tmux("send-keys", "-t", "t", "clear", "Enter")
+        time.sleep(0.3)
+        tmux("clear-history", "-t", "t")
+        assert signin_url() is None
+        out.unlink()
+        run_in_terminal()
+        wait_for(lambda: out.exists() and "exit=" in out.read_text(), "the second run")
+        assert out.read_text().split() == ["sub=johndoe", "exit=0"]
+        assert signin_url() is None  # no second sign-in
+    finally:
+        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
