@@ -83,10 +83,18 @@ setup_redis() {
   # The Debian package starts a system service; tests start their own instances.
 }
 
+setup_tmux() {
+  # The `rondo call` sign-in test drives a real terminal.
+  command -v tmux >/dev/null && return
+  say "tmux not on PATH: installing it with apt-get"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+}
+
 setup_venv
 if (( ! python_only )); then
   setup_node
   setup_conformance
   setup_authserver
   setup_redis
+  setup_tmux
 fi

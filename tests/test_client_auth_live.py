@@ -5,7 +5,6 @@ listener catching the redirect from a scripted "browser"."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import threading
@@ -17,42 +16,17 @@ from typing import Any
 import httpx
 import pytest
 
-from authserver.fixture import AuthServer
+from auth_live import free_port, protected_world
 from rondo.client import Client, FileTokenStore, LoopbackRedirect, MemoryTokenStore, OAuth
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def world() -> Iterator[tuple[AuthServer, str]]:
-    with AuthServer.start() as auth:
-        auth.wait_ready()
-        port = _port()
-        proc = subprocess.Popen([sys.executable, str(HERE / "protected_server.py"), auth.issuer, str(port)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            url = f"http://127.0.0.1:{port}/mcp"
-            deadline = time.monotonic() + 15
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("protected server did not start")
-                time.sleep(0.1)
-            yield auth, url
-        finally:
-            proc.terminate()
-            proc.wait(5)
+def world() -> Iterator[tuple[None, str]]:
+    with protected_world() as url:
+        yield None, url
 
 
 class Browser:
@@ -72,7 +46,7 @@ def sign_in(browser: Browser, store: Any = None, **kwargs: Any) -> OAuth:
                  store=store or MemoryTokenStore(), **kwargs)
 
 
-def test_sign_in_call_and_mrtr_with_step_up(world: tuple[AuthServer, str]) -> None:
+def test_sign_in_call_and_mrtr_with_step_up(world: tuple[None, str]) -> None:
     _, url = world
     browser = Browser()
     store = MemoryTokenStore()
@@ -91,7 +65,7 @@ def test_sign_in_call_and_mrtr_with_step_up(world: tuple[AuthServer, str]) -> No
     assert set(second["scope"].split()) >= {"mcp:use", "files:write"}  # the union, not just the new one
 
 
-def test_refresh_before_expiry_and_on_401(world: tuple[AuthServer, str]) -> None:
+def test_refresh_before_expiry_and_on_401(world: tuple[None, str]) -> None:
     _, url = world
     browser = Browser()
     store = MemoryTokenStore()
@@ -117,7 +91,7 @@ def test_refresh_before_expiry_and_on_401(world: tuple[AuthServer, str]) -> None
     assert len(set(seen)) == 3 and len(browser.visits) == 1  # two refreshes, one sign-in
 
 
-def test_second_run_reuses_the_stored_token(world: tuple[AuthServer, str], tmp_path: Path) -> None:
+def test_second_run_reuses_the_stored_token(world: tuple[None, str], tmp_path: Path) -> None:
     _, url = world
     path = tmp_path / "tokens.json"
     browser = Browser()
@@ -137,11 +111,11 @@ async def current(store: MemoryTokenStore) -> str:
     return str(tokens[0]["access_token"])
 
 
-def test_rondo_call_signs_in_in_a_terminal_and_reuses_the_token(world: tuple[AuthServer, str], tmp_path: Path) -> None:
+def test_rondo_call_signs_in_in_a_terminal_and_reuses_the_token(world: tuple[None, str], tmp_path: Path) -> None:
     """`rondo call` in a real terminal (tmux): it prints the sign-in URL; the "user" opens it;
     the call completes; the second run needs no sign-in."""
     _, url = world
-    sock = f"rondo-auth-{_port()}"
+    sock = f"rondo-auth-{free_port()}"
     store = tmp_path / "tokens.json"
     out = tmp_path / "out.txt"
 
