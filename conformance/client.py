@@ -23,7 +23,9 @@ from rondo.client import (  # noqa: E402
     ClientCredentials,
     ClientError,
     ElicitRequest,
+    EnterpriseAuth,
     HeadlessRedirect,
+    JwtBearer,
     OAuth,
     SampleRequest,
     form_defaults,
@@ -179,6 +181,22 @@ async def client_credentials(url: str, version: str, context: dict[str, Any]) ->
                                  signing_algorithm=context.get("signing_algorithm", "ES256"))
     else:
         auth = ClientCredentials(context["client_id"], client_secret=context["client_secret"])
+    async with Client(url, protocol=version, auth=auth) as client:
+        await use_tools(client)
+
+
+@scenario("auth/wif-jwt-bearer")
+async def workload_identity(url: str, version: str, context: dict[str, Any]) -> None:
+    auth = JwtBearer(context["valid_jwt"], client_id=context["client_id"])
+    async with Client(url, protocol=version, auth=auth) as client:
+        await use_tools(client)
+
+
+@scenario("auth/enterprise-managed-authorization")
+async def enterprise_managed(url: str, version: str, context: dict[str, Any]) -> None:
+    auth = EnterpriseAuth(id_token=context["idp_id_token"], idp_token_endpoint=context["idp_token_endpoint"],
+                          idp_client_id=context["idp_client_id"], client_id=context["client_id"],
+                          client_secret=context["client_secret"])
     async with Client(url, protocol=version, auth=auth) as client:
         await use_tools(client)
 

@@ -22,7 +22,7 @@ CMD="$RONDO_PY conformance/client.py"
 rm -rf "$OUT" && mkdir -p "$OUT/single"
 
 # Extensions tried but not built yet: run and reported, never gating.
-NOT_GATING=" auth/dpop auth/dpop-nonce auth/enterprise-managed-authorization auth/wif-jwt-bearer "
+NOT_GATING=" auth/dpop auth/dpop-nonce "
 
 # The client scenarios the set names, scored or not.
 mapfile -t SCENARIOS < <("$RONDO_CONFORMANCE" list --requirements "$REQ" | awk '

@@ -68,6 +68,11 @@ class World:
         parsed = json.loads(body) if body.startswith(b"{") else None
         self.log.append(Seen(request.method, str(request.url), form, parsed, request.headers))
         url = request.url
+        if url.host == "idp.test":  # an enterprise IdP: RFC 8693 token exchange for an ID-JAG
+            ok = form.get("subject_token") == "user-id-token" and form.get("audience") == self.issuer
+            return httpx.Response(200, json={"access_token": "id-jag-for-" + form.get("resource", ""),
+                                             "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                                             "token_type": "N_A"}) if ok else httpx.Response(400, json={"error": "invalid_grant"})
         if url.host == "mcp.test":
             return self.resource_server(request, parsed)
         return await self.auth_server(request, url, form, parsed)
@@ -154,6 +159,10 @@ class World:
                     return httpx.Response(400, json={"error": "invalid_grant"})
             elif grant == "client_credentials":
                 scopes = (form.get("scope") or "").split()
+            elif grant == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+                if form.get("assertion") not in ("good-jwt", "id-jag-for-" + self.resource):
+                    return httpx.Response(400, json={"error": "invalid_grant"})
+                scopes = (form.get("scope") or "").split()
             else:
                 return httpx.Response(400, json={"error": "unsupported_grant_type"})
             n = next(self.counter)
@@ -161,7 +170,7 @@ class World:
             self.valid[access] = scopes
             answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": self.expires_in,
                                       "scope": " ".join(scopes)}
-            if self.refresh and grant != "client_credentials":
+            if self.refresh and grant in ("authorization_code", "refresh_token"):
                 answer["refresh_token"] = f"refresh-{n}"
                 self.refresh_tokens[f"refresh-{n}"] = scopes
             return httpx.Response(200, json=answer)

@@ -21,12 +21,15 @@ from rondo.client import (
     AuthorizationDenied,
     ClientCredentials,
     DiscoveryError,
+    EnterpriseAuth,
     FileTokenStore,
     HeadlessRedirect,
     InsufficientScope,
+    JwtBearer,
     MemoryTokenStore,
     OAuth,
     RegistrationError,
+    TokenError,
 )
 from rondo.client.auth.challenge import bearer_challenge, parse_challenges
 from rondo.client.auth.discovery import (
@@ -346,3 +349,41 @@ def test_misconfiguration_fails_at_construction() -> None:
         OAuth(client_metadata_url="http://app/client.json")
     with pytest.raises(ValueError):
         OAuth(client_secret="s")
+
+
+# -- assertion grants ---------------------------------------------------------------------------
+
+def test_jwt_bearer_workload_identity() -> None:
+    world = World()
+    calls: list[tuple[str, str]] = []
+
+    async def platform_token(issuer: str, resource: str) -> str:
+        calls.append((issuer, resource))
+        return "good-jwt"
+
+    auth = JwtBearer(platform_token, client_id="workload", transport=world.transport())
+    assert run(post(world, auth)).status_code == 200
+    assert calls == [(ISSUER, MCP)]
+    (tok,) = world.seen("/token")
+    assert tok.form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    assert tok.form["client_id"] == "workload" and tok.form["resource"] == MCP
+
+
+def test_jwt_bearer_refusal_is_final() -> None:
+    world = World()
+    with pytest.raises(TokenError, match="invalid_grant"):
+        run(post(world, JwtBearer("expired-jwt", transport=world.transport())))
+    assert len(world.seen("/token")) == 1  # no retry, no other grant
+
+
+def test_enterprise_managed_authorization() -> None:
+    world = World(auth_methods=["client_secret_basic"])
+    auth = EnterpriseAuth(id_token="user-id-token", idp_token_endpoint="https://idp.test/token",
+                          idp_client_id="idp-client", client_id="mcp-client", client_secret="pw",
+                          transport=world.transport())
+    assert run(post(world, auth)).status_code == 200
+    exchange = next(s for s in world.log if s.url == "https://idp.test/token")
+    assert exchange.form["requested_token_type"] == "urn:ietf:params:oauth:token-type:id-jag"
+    assert exchange.form["audience"] == ISSUER and exchange.form["resource"] == MCP
+    (tok,) = world.seen("/token")[-1:]
+    assert tok.form["assertion"] == "id-jag-for-" + MCP and tok.headers["authorization"].startswith("Basic ")

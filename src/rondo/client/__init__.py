@@ -30,8 +30,9 @@ from rondo.wire.errors import McpError
 
 # Authorization is imported on first use, so a client that never signs in does not pay for it.
 _AUTH_NAMES = frozenset({
-    "AuthError", "AuthorizationDenied", "ClientCredentials", "DiscoveryError", "FileTokenStore",
-    "HeadlessRedirect", "InsufficientScope", "LoopbackRedirect", "MemoryTokenStore", "OAuth",
+    "AuthError", "AuthorizationDenied", "ClientCredentials", "DiscoveryError", "EnterpriseAuth",
+    "FileTokenStore", "HeadlessRedirect", "InsufficientScope", "JwtBearer", "LoopbackRedirect",
+    "MemoryTokenStore", "OAuth",
     "Redirect", "RedirectHandler", "RegistrationError", "Token", "TokenError", "TokenStore",
 })
 

@@ -4,11 +4,13 @@
 `httpx.Auth` objects given to `rondo.Client(url, auth=...)`. Tokens and registrations live in
 a `TokenStore` (`MemoryTokenStore` by default, `FileTokenStore` for terminal tools). The
 browser round trip is a `Redirect`: `LoopbackRedirect`, `RedirectHandler` or
-`HeadlessRedirect`. See docs/client.md, "Authorization".
+`HeadlessRedirect`. Assertion grants: `JwtBearer` (workload identity) and `EnterpriseAuth`
+(enterprise-managed authorization). See docs/client.md, "Authorization".
 """
 
 from __future__ import annotations
 
+from rondo.client.auth.assertions import EnterpriseAuth, JwtBearer
 from rondo.client.auth.errors import (
     AuthError,
     AuthorizationDenied,
@@ -28,9 +30,11 @@ __all__ = [
     "AuthorizationDenied",
     "ClientCredentials",
     "DiscoveryError",
+    "EnterpriseAuth",
     "FileTokenStore",
     "HeadlessRedirect",
     "InsufficientScope",
+    "JwtBearer",
     "LoopbackRedirect",
     "MemoryTokenStore",
     "OAuth",
