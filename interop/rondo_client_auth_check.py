@@ -22,7 +22,6 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from authserver.fixture import AuthServer  # noqa: E402
-
 from rondo.client import Client, LoopbackRedirect, MemoryTokenStore, OAuth  # noqa: E402
 
 
