@@ -169,7 +169,7 @@ async def sign_in(url: str, version: str, context: dict[str, Any]) -> None:
     """Every auth/* scenario with a user: authorization code + PKCE, identity by preference."""
     oauth = OAuth(redirect=HeadlessRedirect(REDIRECT_URI), client_metadata_url=CIMD_URL,
                   client_id=context.get("client_id"), client_secret=context.get("client_secret"),
-                  client_issuer=context.get("issuer"), client_name="rondo-conformance")
+                  client_issuer=context.get("issuer"), client_name="rondo-conformance", dpop=True)
     async with Client(url, protocol=version, auth=oauth) as client:
         await use_tools(client)
 

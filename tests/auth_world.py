@@ -50,6 +50,9 @@ class World:
     prm_huge: bool = False
     prm_slow: bool = False
     prm_in_header: bool = True
+    dpop: bool = False  # the AS binds tokens to DPoP proofs; the server then wants the DPoP scheme
+    dpop_nonce: str | None = None  # both servers demand this nonce in proofs (RFC 9449 §8, §9)
+    dpop_tokens: set[str] = field(default_factory=set)
     log: list[Seen] = field(default_factory=list)
     valid: dict[str, list[str]] = field(default_factory=dict)  # access token -> scopes
     refresh_tokens: dict[str, list[str]] = field(default_factory=dict)
@@ -66,7 +69,7 @@ class World:
         body = await request.aread()
         form = {k: v[0] for k, v in parse_qs(body.decode()).items()} if b"=" in body and not body.startswith(b"{") else {}
         parsed = json.loads(body) if body.startswith(b"{") else None
-        self.log.append(Seen(request.method, str(request.url), form, parsed, request.headers))
+        self.log.append(Seen(request.method, str(request.url), form, parsed, httpx.Headers(request.headers)))
         url = request.url
         if url.host == "idp.test":  # an enterprise IdP: RFC 8693 token exchange for an ID-JAG
             ok = form.get("subject_token") == "user-id-token" and form.get("audience") == self.issuer
@@ -104,7 +107,18 @@ class World:
                 doc["scopes_supported"] = self.scopes_supported
             return httpx.Response(200, json=doc)
         auth = request.headers.get("authorization", "")
+        if self.dpop and auth.startswith("DPoP "):
+            token = auth.removeprefix("DPoP ")
+            claims = check_proof(request, token)
+            if claims is None or token not in self.dpop_tokens:
+                return self.challenge(401, self.challenge_scope)
+            if self.dpop_nonce and claims.get("nonce") != self.dpop_nonce:
+                return httpx.Response(401, headers={"WWW-Authenticate": 'DPoP error="use_dpop_nonce"',
+                                                    "DPoP-Nonce": self.dpop_nonce})
+            auth = "Bearer " + token
         token = auth.removeprefix("Bearer ")
+        if token in self.dpop_tokens and not request.headers.get("dpop"):
+            return self.challenge(401, self.challenge_scope)  # a bound token without its proof
         if self.always_401 or not auth.startswith("Bearer ") or token not in self.valid:
             return self.challenge(401, self.challenge_scope)
         if self.tool_scope and message and message.get("method") == "tools/call" and self.tool_scope not in self.valid[token]:
@@ -129,6 +143,8 @@ class World:
             }
             if self.as_scopes is not None:
                 doc["scopes_supported"] = self.as_scopes
+            if self.dpop:
+                doc["dpop_signing_alg_values_supported"] = ["ES256"]
             if self.registration:
                 doc["registration_endpoint"] = f"{self.issuer}/register"
             return httpx.Response(200, json=doc)
@@ -148,6 +164,9 @@ class World:
             return httpx.Response(302, headers={"Location": q["redirect_uri"] + "?" + urlencode(back)})
         if path == "/token":
             grant = form.get("grant_type")
+            proof = check_proof(request, None) if self.dpop and request.headers.get("dpop") else None
+            if proof is not None and self.dpop_nonce and proof.get("nonce") != self.dpop_nonce:
+                return httpx.Response(400, headers={"DPoP-Nonce": self.dpop_nonce}, json={"error": "use_dpop_nonce"})
             if grant == "authorization_code":
                 challenge, resource, scopes, _client = self.codes.pop(form.get("code", ""), ("", "", [], ""))
                 digest = base64.urlsafe_b64encode(hashlib.sha256(form.get("code_verifier", "").encode()).digest()).rstrip(b"=").decode()
@@ -168,13 +187,38 @@ class World:
             n = next(self.counter)
             access = f"access-{n}"
             self.valid[access] = scopes
-            answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": self.expires_in,
-                                      "scope": " ".join(scopes)}
+            answer: dict[str, Any] = {"access_token": access, "token_type": "DPoP" if proof else "Bearer",
+                                      "expires_in": self.expires_in, "scope": " ".join(scopes)}
+            if proof is not None:
+                self.dpop_tokens.add(access)
             if self.refresh and grant in ("authorization_code", "refresh_token"):
                 answer["refresh_token"] = f"refresh-{n}"
                 self.refresh_tokens[f"refresh-{n}"] = scopes
             return httpx.Response(200, json=answer)
         return httpx.Response(404)
+
+
+def check_proof(request: httpx.Request, token: str | None) -> dict[str, Any] | None:
+    """A DPoP proof's claims when it is valid for this request (and token), else None."""
+    import jwt
+
+    proof = request.headers.get("dpop", "")
+    try:
+        header = jwt.get_unverified_header(proof)
+        key = jwt.PyJWK(header["jwk"], algorithm="ES256")
+        claims = jwt.decode(proof, key.key, algorithms=["ES256"])
+    except (jwt.PyJWTError, KeyError):
+        return None
+    url = request.url
+    if header.get("typ") != "dpop+jwt" or "d" in header["jwk"] or claims.get("htm") != request.method:
+        return None
+    if claims.get("htu") != f"{url.scheme}://{url.host}{url.path}" or not claims.get("jti"):
+        return None
+    if token is not None:
+        ath = base64.urlsafe_b64encode(hashlib.sha256(token.encode()).digest()).rstrip(b"=").decode()
+        if claims.get("ath") != ath:
+            return None
+    return dict(claims)
 
 
 async def _drip() -> AsyncIterator[bytes]:

@@ -387,3 +387,27 @@ def test_enterprise_managed_authorization() -> None:
     assert exchange.form["audience"] == ISSUER and exchange.form["resource"] == MCP
     (tok,) = world.seen("/token")[-1:]
     assert tok.form["assertion"] == "id-jag-for-" + MCP and tok.headers["authorization"].startswith("Basic ")
+
+
+# -- DPoP -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nonce", [None, "server-nonce-1"])
+def test_dpop_bound_tokens_with_fresh_proofs(nonce: str | None) -> None:
+    world = World(dpop=True, dpop_nonce=nonce)
+    auth = oauth(world, dpop=True)
+    assert run(post(world, auth)).status_code == 200
+    assert run(post(world, auth)).status_code == 200
+    mcp_calls = [s for s in world.log if s.url == MCP and s.headers.get("authorization", "").startswith("DPoP ")]
+    proofs = [s.headers["dpop"] for s in mcp_calls]
+    assert len(proofs) == len(set(proofs)) >= 2  # a fresh proof every time
+    assert all("authorization" in s.headers and s.headers["authorization"].startswith("DPoP ") for s in mcp_calls)
+    token_calls = world.seen("/token")
+    assert all(s.headers.get("dpop") for s in token_calls)
+    assert len(token_calls) == (2 if nonce else 1)  # one retry with the AS's nonce
+
+
+def test_dpop_not_used_when_the_server_does_not_offer_it() -> None:
+    world = World()
+    assert run(post(world, oauth(world, dpop=True))).status_code == 200
+    assert not world.seen("/token")[0].headers.get("dpop")
+    assert world.log[-1].headers["authorization"].startswith("Bearer ")

@@ -92,7 +92,7 @@ class JwtBearer(BearerAuth):
             form["scope"] = scope
         headers = client_auth(identity, form) if identity is not None else {}
         return await request_token(http, guard.metadata.token_endpoint, form, headers, self.limits,
-                                   issuer=guard.issuer, resource=guard.resource.resource, requested_scope=scope)
+                                   issuer=guard.issuer, resource=guard.resource.resource, requested_scope=scope, dpop=self._dpop_for(guard.metadata))
 
 
 class EnterpriseAuth(JwtBearer):

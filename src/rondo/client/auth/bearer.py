@@ -23,6 +23,7 @@ from rondo.client.auth.discovery import (
     fetch_resource_metadata,
     fetch_server_metadata,
 )
+from rondo.client.auth.dpop import DpopKey, server_supports
 from rondo.client.auth.errors import AuthError, InsufficientScope, TokenError
 from rondo.client.auth.fetch import Limits, new_http
 from rondo.client.auth.store import MemoryTokenStore, TokenStore, server_key, token_key
@@ -64,6 +65,7 @@ class BearerAuth(httpx.Auth):
         max_attempts: int = 3,
         refresh_margin: float = 60.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        dpop: bool = False,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -73,6 +75,9 @@ class BearerAuth(httpx.Auth):
         self.max_attempts = max_attempts
         self.refresh_margin = refresh_margin
         self.transport = transport  # for the OAuth exchanges (a proxy, custom TLS, tests)
+        # DPoP-bound tokens where the authorization server offers them (the key is made now,
+        # so a missing PyJWT fails here rather than at the first request).
+        self._dpop = DpopKey() if dpop else None
         self._lock = asyncio.Lock()
         self._metadata: dict[str, ServerMetadata] = {}
         self._requested: dict[str, list[str]] = {}  # token key -> scopes last asked for
@@ -87,12 +92,23 @@ class BearerAuth(httpx.Auth):
         server = server_url_of(request.url)
         sent = await self._usable_token(server)
         if sent is not None:
-            request.headers["Authorization"] = f"Bearer {sent.access_token}"
+            self._present(request, sent)
         response = yield request
         attempts = 0
         refreshed = False
-        while response.status_code in (401, 403):
-            challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+        nonce_retries = 0
+        schemes = ("bearer", "dpop") if self._dpop is not None else ("bearer",)
+        while True:
+            fresh_nonce = self._dpop is not None and self._dpop.remember_nonce(str(request.url), response.headers)
+            if response.status_code not in (401, 403):
+                return
+            challenge = bearer_challenge(response.headers.get_list("www-authenticate"), schemes)
+            if (sent is not None and fresh_nonce and nonce_retries < 2 and challenge is not None
+                    and challenge.get("error") == "use_dpop_nonce"):
+                nonce_retries += 1  # RFC 9449 §9: the same token, a proof with the server's nonce
+                self._present(request, sent)
+                response = yield request
+                continue
             if response.status_code == 403 and (challenge is None or challenge.get("error") != "insufficient_scope"):
                 return  # a plain 403 is the server's answer, not a sign-in problem
             if attempts >= self.max_attempts:
@@ -103,8 +119,18 @@ class BearerAuth(httpx.Auth):
                 raise AuthError(f"{server} still answers 401 after {attempts} authorization(s)")
             attempts += 1
             sent, refreshed = await self._recover(server, response.status_code, challenge, sent, refreshed)
-            request.headers["Authorization"] = f"Bearer {sent.access_token}"
+            self._present(request, sent)
             response = yield request
+
+    def _present(self, request: httpx.Request, token: Token) -> None:
+        if token.token_type == "DPoP" and self._dpop is not None:
+            request.headers["Authorization"] = f"DPoP {token.access_token}"
+            request.headers["DPoP"] = self._dpop.proof(request.method, str(request.url), token.access_token)
+        else:
+            request.headers["Authorization"] = f"Bearer {token.access_token}"
+
+    def _dpop_for(self, metadata: ServerMetadata) -> DpopKey | None:
+        return self._dpop if self._dpop is not None and server_supports(metadata.raw) else None
 
     # -- what subclasses provide -----------------------------------------------------------
 
@@ -181,6 +207,9 @@ class BearerAuth(httpx.Auth):
             return None
         key = token_key(where["issuer"], where["resource"])
         token = Token.from_json(await self.store.get(key) or {})
+        if token is not None and token.token_type == "DPoP" and (
+                self._dpop is None or token.jkt != self._dpop.thumbprint):
+            return None  # bound to a key this object does not hold (another process's)
         if token is None or not token.expires_within(self.refresh_margin):
             return token
         if not token.refresh_token:
@@ -213,4 +242,4 @@ class BearerAuth(httpx.Auth):
         headers = client_auth(identity, form, self._client_assertion(identity, metadata))
         return await request_token(http, metadata.token_endpoint, form, headers, self.limits,
                                    issuer=metadata.issuer, resource=resource, requested_scope=token.scope,
-                                   previous_refresh=token.refresh_token)
+                                   previous_refresh=token.refresh_token, dpop=self._dpop_for(metadata))

@@ -41,10 +41,10 @@ def parse_challenges(values: Iterable[str]) -> list[Challenge]:
     return out
 
 
-def bearer_challenge(values: Iterable[str]) -> Challenge | None:
-    """The first Bearer challenge among the header values, if any."""
+def bearer_challenge(values: Iterable[str], schemes: tuple[str, ...] = ("bearer",)) -> Challenge | None:
+    """The first challenge among the header values whose scheme is one of `schemes`."""
     for challenge in parse_challenges(values):
-        if challenge.scheme == "bearer":
+        if challenge.scheme in schemes:
             return challenge
     return None
 

@@ -98,7 +98,7 @@ class ClientCredentials(BearerAuth):
         headers = client_auth(identity, form, self._client_assertion(identity, metadata))
         return await request_token(http, metadata.token_endpoint, form, headers, self.limits,
                                    issuer=metadata.issuer, resource=guard.resource.resource,
-                                   requested_scope=scope)
+                                   requested_scope=scope, dpop=self._dpop_for(metadata))
 
 
 def _import_private_key(pem: str | bytes) -> Any:

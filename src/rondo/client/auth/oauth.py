@@ -51,6 +51,8 @@ class OAuth(BearerAuth):
     added to what the server asks for; `offline_access` asks for refresh tokens where the
     authorization server offers them. `store` keeps tokens and registrations (memory by
     default). `max_attempts` bounds sign-ins per request; `timeout` each OAuth exchange.
+    `dpop=True` asks for DPoP-bound tokens where the authorization server supports them
+    (the server must then accept the DPoP scheme too).
     """
 
     def __init__(
@@ -72,9 +74,10 @@ class OAuth(BearerAuth):
         max_attempts: int = 3,
         refresh_margin: float = 60.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        dpop: bool = False,
     ) -> None:
         super().__init__(scopes=scopes, store=store, timeout=timeout, max_attempts=max_attempts,
-                         refresh_margin=refresh_margin, transport=transport)
+                         refresh_margin=refresh_margin, transport=transport, dpop=dpop)
         if client_secret is not None and client_id is None:
             raise ValueError("client_secret needs client_id")
         if client_metadata_url is not None:
@@ -177,7 +180,7 @@ class OAuth(BearerAuth):
         headers = client_auth(identity, form)
         return await request_token(http, metadata.token_endpoint, form, headers, self.limits,
                                    issuer=metadata.issuer, resource=guard.resource.resource,
-                                   requested_scope=scope)
+                                   requested_scope=scope, dpop=self._dpop_for(metadata))
 
 
 def _check_response(params: dict[str, str], state: str, metadata: ServerMetadata) -> str:

@@ -6,13 +6,16 @@ from __future__ import annotations
 import base64
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import httpx
 
 from rondo.client.auth.errors import TokenError
 from rondo.client.auth.fetch import Limits, exchange
+
+if TYPE_CHECKING:
+    from rondo.client.auth.dpop import DpopKey
 
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
@@ -26,6 +29,7 @@ class Token:
     scope: str | None = None  # granted (or, when the server did not say, requested) scopes
     issuer: str = ""
     resource: str = ""
+    jkt: str | None = None  # DPoP: the thumbprint of the key the token is bound to
 
     def __repr__(self) -> str:  # never show the secrets, even in a traceback
         return (f"Token(issuer={self.issuer!r}, resource={self.resource!r}, scope={self.scope!r}, "
@@ -118,9 +122,18 @@ async def request_token(
     resource: str,
     requested_scope: str | None,
     previous_refresh: str | None = None,
+    dpop: DpopKey | None = None,
 ) -> Token:
-    reply = await exchange(http, "POST", endpoint, limits, data=form, headers=headers, error=TokenError)
-    body = reply.json()
+    for _ in range(2):  # a second try only for a DPoP nonce the server asked for (RFC 9449 §8)
+        sent = dict(headers)
+        if dpop is not None:
+            sent["DPoP"] = dpop.proof("POST", endpoint)
+        reply = await exchange(http, "POST", endpoint, limits, data=form, headers=sent, error=TokenError)
+        body = reply.json()
+        nonce_asked = (dpop is not None and reply.status == 400 and isinstance(body, dict)
+                       and body.get("error") == "use_dpop_nonce")
+        if not (nonce_asked and dpop is not None and dpop.remember_nonce(endpoint, reply.headers)):
+            break
     if reply.status != 200:
         code = body.get("error") if isinstance(body, dict) else None
         desc = body.get("error_description") if isinstance(body, dict) else None
@@ -130,21 +143,25 @@ async def request_token(
     if not isinstance(body, dict) or not isinstance(body.get("access_token"), str) or not body["access_token"]:
         raise TokenError(f"token endpoint {endpoint} answered without an access_token")
     token_type = body.get("token_type")
-    if not isinstance(token_type, str) or token_type.lower() != "bearer":
-        raise TokenError(f"token endpoint {endpoint} issued a {token_type!r} token, not a Bearer token")
+    kinds = ("bearer", "dpop") if dpop is not None else ("bearer",)
+    if not isinstance(token_type, str) or token_type.lower() not in kinds:
+        raise TokenError(f"token endpoint {endpoint} issued a {token_type!r} token, not a "
+                         + " or ".join(k.capitalize() if k == "bearer" else "DPoP" for k in kinds) + " token")
+    bound = token_type.lower() == "dpop"
     expires_in = body.get("expires_in")
     expires_at = time.time() + expires_in if isinstance(expires_in, int | float) and expires_in > 0 else None
     refresh = body.get("refresh_token")
     scope = body.get("scope")
     return Token(
         access_token=body["access_token"],
-        token_type="Bearer",
+        token_type="DPoP" if bound else "Bearer",
         expires_at=expires_at,
         # RFC 6749 §6: a refresh response without a new refresh token keeps the old one.
         refresh_token=refresh if isinstance(refresh, str) and refresh else previous_refresh,
         scope=scope if isinstance(scope, str) else requested_scope,
         issuer=issuer,
         resource=resource,
+        jkt=dpop.thumbprint if bound and dpop is not None else None,
     )
 
 
