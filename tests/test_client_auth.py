@@ -37,6 +37,7 @@ from rondo.client.auth.discovery import (
     resource_metadata_urls,
     server_metadata_urls,
 )
+from rondo.client.auth.redirect import RedirectHandler, callback_params
 
 
 def oauth(world: World, **kwargs: Any) -> OAuth:
@@ -411,3 +412,54 @@ def test_dpop_not_used_when_the_server_does_not_offer_it() -> None:
     assert run(post(world, oauth(world, dpop=True))).status_code == 200
     assert not world.seen("/token")[0].headers.get("dpop")
     assert world.log[-1].headers["authorization"].startswith("Bearer ")
+
+
+# -- the authorization response ------------------------------------------------------------------
+
+def _answering(world: World, rewrite: Any) -> OAuth:
+    """An OAuth whose "browser" returns the AS's redirect rewritten by `rewrite(url)`."""
+    headless = HeadlessRedirect(REDIRECT, transport=world.transport())
+
+    async def browser(url: str) -> str:
+        return rewrite(await headless.authorize(url))
+
+    return oauth(world, redirect=RedirectHandler(REDIRECT, browser))
+
+
+def test_wrong_state_is_refused() -> None:
+    world = World()
+    with pytest.raises(AuthorizationDenied, match="wrong state"):
+        run(post(world, _answering(world, lambda u: u.replace("state=", "state=x"))))
+    assert not world.seen("/token")
+
+
+def test_iss_is_checked_before_any_error_is_read() -> None:
+    world = World(iss_value="https://evil.test")
+    rewrite = lambda u: u.split("?")[0] + "?" + u.split("?")[1].replace("code=", "error=access_denied&x=")  # noqa: E731
+    with pytest.raises(AuthorizationDenied) as caught:
+        run(post(world, _answering(world, rewrite)))
+    assert "evil.test" in str(caught.value) and "access_denied" not in str(caught.value)
+
+
+def test_oauth_error_response_is_reported() -> None:
+    world = World(iss_value=None, iss_supported=False)
+    rewrite = lambda u: u.replace("code=", "error=access_denied&ignored=")  # noqa: E731
+    with pytest.raises(AuthorizationDenied, match="access_denied"):
+        run(post(world, _answering(world, rewrite)))
+
+
+def test_callback_must_come_back_to_the_redirect_uri() -> None:
+    with pytest.raises(AuthorizationDenied, match="another URL"):
+        callback_params("http://127.0.0.1:4000/elsewhere?code=x&state=y", REDIRECT)
+    with pytest.raises(AuthorizationDenied, match="repeats"):
+        callback_params(REDIRECT + "?code=a&code=b&state=s", REDIRECT)
+    assert callback_params(REDIRECT + "?code=a&state=s", REDIRECT) == {"code": "a", "state": "s"}
+
+
+def test_a_corrupt_token_file_is_a_clear_error(tmp_path: Any) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text("not json")
+    world = World()
+    with pytest.raises(AuthError, match="not a rondo token store"):
+        run(post(world, oauth(world, store=FileTokenStore(path))))
+    assert path.read_text() == "not json"

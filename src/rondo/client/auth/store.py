@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from rondo.client.auth.errors import AuthError
+
 
 @runtime_checkable
 class TokenStore(Protocol):
@@ -61,7 +63,9 @@ class MemoryTokenStore:
 class FileTokenStore:
     """One JSON file, readable by its owner only (0600, in a 0700 folder it creates).
 
-    A file that is not this store's JSON is an error at first use, not silently replaced."""
+    A file that is not this store's JSON is an `AuthError` at first use, never silently
+    replaced. Processes sharing a file do not lock it: the last writer wins (each write is
+    atomic, so the file is never half-written)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser()
@@ -78,9 +82,12 @@ class FileTokenStore:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
-        data = json.loads(text) if text.strip() else {}
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except ValueError:
+            data = None
         if not isinstance(data, dict):
-            raise ValueError(f"{self.path} is not a rondo token store")
+            raise AuthError(f"{self.path} is not a rondo token store (move it away to start afresh)")
         return data
 
     def _save(self, data: dict[str, dict[str, Any]]) -> None:
