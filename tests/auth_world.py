@@ -30,10 +30,14 @@ class Seen:
     headers: httpx.Headers
 
 
+AS_PATHS = ("/.well-known/oauth-authorization-server", "/authorize", "/token", "/register")
+
+
 @dataclass
 class World:
     issuer: str = ISSUER
-    resource: str = MCP
+    resource: str = MCP  # what the resource metadata claims
+    mcp_url: str = MCP  # where the protected server really is
     scopes_supported: list[str] | None = None  # in the resource metadata
     as_scopes: list[str] | None = None  # in the authorization server metadata
     challenge_scope: str | None = "mcp:use"
@@ -76,9 +80,9 @@ class World:
             return httpx.Response(200, json={"access_token": "id-jag-for-" + form.get("resource", ""),
                                              "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
                                              "token_type": "N_A"}) if ok else httpx.Response(400, json={"error": "invalid_grant"})
-        if url.host == "mcp.test":
-            return self.resource_server(request, parsed)
-        return await self.auth_server(request, url, form, parsed)
+        if url.path in AS_PATHS:  # routed by path, so both can share one origin on loopback
+            return await self.auth_server(request, url, form, parsed)
+        return self.resource_server(request, parsed)
 
     # -- the protected MCP server ------------------------------------------------------------
 
@@ -89,7 +93,8 @@ class World:
         if scope:
             parts.append(f'scope="{scope}"')
         if self.prm_in_header:
-            parts.append('resource_metadata="https://mcp.test/.well-known/oauth-protected-resource/mcp"')
+            origin = self.mcp_url.rsplit("/mcp", 1)[0]
+            parts.append(f'resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp"')
         return httpx.Response(status, headers={"WWW-Authenticate": "Bearer " + ", ".join(parts)},
                               json={"error": error or "invalid_token"})
 
@@ -222,9 +227,36 @@ def check_proof(request: httpx.Request, token: str | None) -> dict[str, Any] | N
 
 
 async def _drip() -> AsyncIterator[bytes]:
-    while True:  # one byte a second, forever
+    for _ in range(30):  # one byte a second, far longer than any client should wait
         yield b" "
         await asyncio.sleep(1)
+
+
+def asgi(world: World) -> Any:
+    """The same world as an ASGI app, for real sockets (uvicorn on loopback)."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        host = dict(scope["headers"]).get(b"host", b"").decode()
+        query = ("?" + scope["query_string"].decode()) if scope["query_string"] else ""
+        request = httpx.Request(scope["method"], f"http://{host}{scope['path']}{query}",
+                                headers=[(k.decode(), v.decode()) for k, v in scope["headers"]], content=body)
+        response = await world.handle(request)
+        await send({"type": "http.response.start", "status": response.status_code,
+                    "headers": [(k.encode(), v.encode()) for k, v in response.headers.items()
+                                if k.lower() not in ("content-length", "transfer-encoding")]})
+        async for chunk in response.aiter_bytes():
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
 
 
 def rpc(method: str = "tools/list", id_: int = 1) -> dict[str, Any]:
