@@ -463,3 +463,38 @@ def test_a_corrupt_token_file_is_a_clear_error(tmp_path: Any) -> None:
     with pytest.raises(AuthError, match="not a rondo token store"):
         run(post(world, oauth(world, store=FileTokenStore(path))))
     assert path.read_text() == "not json"
+
+
+def test_plain_http_authorization_servers_only_on_loopback() -> None:
+    world = World(issuer="http://as.test")
+    with pytest.raises(DiscoveryError, match="no usable authorization server"):
+        run(post(world, oauth(world)))
+    assert not world.seen("/.well-known/oauth-authorization-server")
+
+
+def test_a_session_delete_never_signs_in() -> None:
+    world = World()
+
+    async def delete() -> int:
+        async with httpx.AsyncClient(transport=world.transport(), auth=oauth(world)) as http:
+            return (await http.delete(MCP)).status_code
+
+    assert run(delete()) == 401 and not world.seen("/authorize")
+
+
+def test_requests_reuse_the_token_without_reading_the_store() -> None:
+    world = World()
+
+    class Counting(MemoryTokenStore):
+        reads = 0
+
+        async def get(self, key: str) -> Any:
+            Counting.reads += 1
+            return await super().get(key)
+
+    auth = oauth(world, store=Counting())
+    run(post(world, auth))
+    before = Counting.reads
+    for _ in range(3):
+        run(post(world, auth))
+    assert Counting.reads == before

@@ -78,9 +78,18 @@ class BearerAuth(httpx.Auth):
         # DPoP-bound tokens where the authorization server offers them (the key is made now,
         # so a missing PyJWT fails here rather than at the first request).
         self._dpop = DpopKey() if dpop else None
-        self._lock = asyncio.Lock()
+        self._locks: dict[int, asyncio.Lock] = {}  # one per event loop (a lock binds to its loop)
+        self._current: dict[str, Token] = {}  # server URL -> token, so requests skip the store
         self._metadata: dict[str, ServerMetadata] = {}
         self._requested: dict[str, list[str]] = {}  # token key -> scopes last asked for
+
+    @property
+    def _lock(self) -> asyncio.Lock:
+        loop = id(asyncio.get_running_loop())
+        lock = self._locks.get(loop)
+        if lock is None:
+            self._locks = {loop: (lock := asyncio.Lock())}  # forget locks of finished loops
+        return lock
 
     # -- httpx.Auth ------------------------------------------------------------------------
 
@@ -111,6 +120,8 @@ class BearerAuth(httpx.Auth):
                 continue
             if response.status_code == 403 and (challenge is None or challenge.get("error") != "insufficient_scope"):
                 return  # a plain 403 is the server's answer, not a sign-in problem
+            if request.method == "DELETE":
+                return  # ending a session is not worth a sign-in
             if attempts >= self.max_attempts:
                 if response.status_code == 403:
                     raise InsufficientScope(
@@ -169,6 +180,7 @@ class BearerAuth(httpx.Auth):
                         await self._save(guard, token)
                         return token, True
                 await self.store.delete(key)
+                self._current.pop(server, None)
                 scopes = union(challenge.scopes if challenge and challenge.scopes else guard.resource.scopes_supported,
                                self.scopes)
             else:
@@ -195,6 +207,7 @@ class BearerAuth(httpx.Auth):
         return metadata
 
     async def _save(self, guard: Guard, token: Token) -> None:
+        self._current[guard.server_url] = token
         await self.store.set(token_key(guard.issuer, guard.resource.resource), token.to_json())
         await self.store.set(server_key(guard.server_url),
                              {"issuer": guard.issuer, "resource": guard.resource.resource})
@@ -202,6 +215,9 @@ class BearerAuth(httpx.Auth):
     # -- tokens before a request -----------------------------------------------------------
 
     async def _usable_token(self, server: str) -> Token | None:
+        cached = self._current.get(server)
+        if cached is not None and not cached.expires_within(self.refresh_margin):
+            return cached  # the common case: no store access at all
         where = await self.store.get(server_key(server))
         if not where or not isinstance(where.get("issuer"), str) or not isinstance(where.get("resource"), str):
             return None
@@ -211,12 +227,15 @@ class BearerAuth(httpx.Auth):
                 self._dpop is None or token.jkt != self._dpop.thumbprint):
             return None  # bound to a key this object does not hold (another process's)
         if token is None or not token.expires_within(self.refresh_margin):
+            if token is not None:
+                self._current[server] = token
             return token
         if not token.refresh_token:
             return None if token.expires_within(0) else token
         async with self._lock:
             latest = Token.from_json(await self.store.get(key) or {})
             if latest is not None and not latest.expires_within(self.refresh_margin):
+                self._current[server] = latest
                 return latest  # refreshed by someone else meanwhile
             try:
                 async with new_http(self.limits, self.transport) as http:
@@ -226,6 +245,7 @@ class BearerAuth(httpx.Auth):
                 log.info("refresh before expiry at %s failed (%s)", where["issuer"], exc)
                 return None if token.expires_within(0) else token
             await self.store.set(key, fresh.to_json())
+            self._current[server] = fresh
             return fresh
 
     async def _refresh(self, http: httpx.AsyncClient, guard: Guard, token: Token) -> Token:

@@ -96,11 +96,22 @@ def _host_port(parts: Any) -> tuple[str, int | None]:
     return ((parts.hostname or "").lower(), port if port is not None else default)
 
 
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
 def _http_url(value: Any) -> bool:
     if not isinstance(value, str):
         return False
     parts = urlsplit(value)
     return parts.scheme in ("http", "https") and bool(parts.netloc) and not parts.fragment
+
+
+def _secure_url(value: Any) -> bool:
+    """OAuth 2.1 §1.5: authorization server URLs use TLS; plain http only on loopback."""
+    if not _http_url(value):
+        return False
+    parts = urlsplit(value)
+    return parts.scheme == "https" or (parts.hostname or "") in LOOPBACK
 
 
 def _str_list(doc: dict[str, Any], key: str) -> list[str] | None:
@@ -133,9 +144,10 @@ async def fetch_resource_metadata(
             raise DiscoveryError(
                 f"protected resource metadata at {url} names resource {resource!r}, "
                 f"which is not {server_url}: refusing to authorize for it")
-        servers = [s for s in servers if _http_url(s)]
+        servers = [s for s in servers if _secure_url(s)]
         if not servers:
-            raise DiscoveryError(f"protected resource metadata at {url} lists no authorization server")
+            raise DiscoveryError(f"protected resource metadata at {url} lists no usable authorization server "
+                                 "(an https URL, or http on loopback)")
         return ResourceMetadata(resource, servers, _str_list(doc, "scopes_supported"), url)
     raise DiscoveryError("no protected resource metadata found (tried " + ", ".join(tried) + ")")
 
@@ -161,15 +173,16 @@ async def fetch_server_metadata(http: httpx.AsyncClient, issuer: str, limits: Li
 
 def _server_metadata(doc: dict[str, Any], url: str) -> ServerMetadata:
     token = doc.get("token_endpoint")
-    if not isinstance(token, str) or not _http_url(token):
-        raise DiscoveryError(f"authorization server metadata at {url} has no valid token_endpoint")
+    if not isinstance(token, str) or not _secure_url(token):
+        raise DiscoveryError(f"authorization server metadata at {url} has no valid token_endpoint "
+                             "(an https URL, or http on loopback)")
     authorize = doc.get("authorization_endpoint")
     registration = doc.get("registration_endpoint")
     return ServerMetadata(
         issuer=doc["issuer"],
-        authorization_endpoint=authorize if _http_url(authorize) else None,
+        authorization_endpoint=authorize if _secure_url(authorize) else None,
         token_endpoint=token,
-        registration_endpoint=registration if _http_url(registration) else None,
+        registration_endpoint=registration if _secure_url(registration) else None,
         scopes_supported=_str_list(doc, "scopes_supported"),
         grant_types_supported=_str_list(doc, "grant_types_supported"),
         token_endpoint_auth_methods_supported=_str_list(doc, "token_endpoint_auth_methods_supported"),
