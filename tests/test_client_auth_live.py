@@ -5,6 +5,7 @@ listener catching the redirect from a scripted "browser"."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +18,14 @@ import httpx
 import pytest
 
 from auth_live import free_port, protected_world
-from rondo.client import Client, FileTokenStore, LoopbackRedirect, MemoryTokenStore, OAuth
+from rondo.client import (
+    AuthorizationDenied,
+    Client,
+    FileTokenStore,
+    LoopbackRedirect,
+    MemoryTokenStore,
+    OAuth,
+)
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent
@@ -161,3 +169,22 @@ def test_rondo_call_signs_in_in_a_terminal_and_reuses_the_token(world: tuple[Non
         assert signin_url() is None  # no second sign-in
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=10)
+
+
+def test_loopback_listener_ignores_strays_and_gives_up_in_time() -> None:
+    seen: list[int] = []
+
+    def stray_then_nothing(url: str) -> None:
+        def poke() -> None:
+            port = int(redirect.redirect_uri.split(":")[2].split("/")[0])
+            with socket.create_connection(("127.0.0.1", port)) as sock:  # garbage: not an HTTP request
+                sock.sendall(b"\x00\x01garbage\r\n\r\n")
+            seen.append(httpx.get(f"http://127.0.0.1:{port}/favicon.ico").status_code)
+        threading.Thread(target=poke, daemon=True).start()
+
+    redirect = LoopbackRedirect(announce=stray_then_nothing, open_browser=False, timeout=1.0)
+    assert redirect.redirect_uri.startswith("http://127.0.0.1:")
+    started = time.monotonic()
+    with pytest.raises(AuthorizationDenied, match="within 1 s"):
+        asyncio.run(redirect.authorize("https://as.example/authorize?x=1"))
+    assert time.monotonic() - started < 3 and seen == [404]

@@ -112,17 +112,29 @@ class LoopbackRedirect:
         self.timeout = timeout
         self.announce = announce or _print_url
         self._sock: socket.socket | None = None
+        self._uri: str | None = None
 
     @property
     def redirect_uri(self) -> str:
-        if self._sock is None:  # bind now: the URI (its port) must be known before registration
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        """Bound on first use (the port must be known before registration) and kept: later
+        sign-ins listen on the same port, so the registered redirect URI stays valid."""
+        if self._uri is None:
+            self._bind(self.port)
+        assert self._uri is not None
+        return self._uri
+
+    def _bind(self, port: int) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", self.port))
+            sock.bind(("127.0.0.1", port))
             sock.listen(8)
             sock.setblocking(False)
-            self._sock = sock
-        return f"http://127.0.0.1:{self._sock.getsockname()[1]}{self.path}"
+        except OSError:
+            sock.close()
+            raise
+        self._sock = sock
+        self._uri = f"http://127.0.0.1:{sock.getsockname()[1]}{self.path}"
 
     def close(self) -> None:
         if self._sock is not None:
@@ -131,6 +143,11 @@ class LoopbackRedirect:
 
     async def authorize(self, url: str) -> str:
         base = self.redirect_uri
+        if self._sock is None:  # an earlier sign-in closed it: listen on the same port again
+            try:
+                self._bind(int(base.split(":")[2].split("/")[0]))
+            except OSError as exc:
+                raise AuthorizationDenied(f"cannot listen on {base} again: {exc.strerror}") from None
         loop = asyncio.get_running_loop()
         arrived: asyncio.Future[str] = loop.create_future()
 
