@@ -498,3 +498,27 @@ def test_requests_reuse_the_token_without_reading_the_store() -> None:
     for _ in range(3):
         run(post(world, auth))
     assert Counting.reads == before
+
+
+# -- properties of the parsers that read what servers send ---------------------------------------
+
+@given(st.dictionaries(st.sampled_from(["access_token", "token_type", "expires_at", "refresh_token", "scope",
+                                        "issuer", "resource", "jkt", "other"]),
+                       st.one_of(st.none(), st.integers(), st.text(max_size=20), st.lists(st.integers(), max_size=2))))
+def test_stored_token_reading_never_raises(data: dict[str, Any]) -> None:
+    from rondo.client.auth.tokens import Token
+
+    token = Token.from_json(data)
+    if token is not None:  # a token read back is well-typed, so using it cannot crash
+        assert isinstance(token.access_token, str) and token.access_token
+        token.expires_within(60)
+        assert isinstance(token.scopes, list) and repr(token)
+
+
+@given(st.text(max_size=200))
+def test_callback_parsing_either_parses_or_refuses(query: str) -> None:
+    try:
+        params = callback_params(REDIRECT + "?" + query, REDIRECT)
+    except AuthorizationDenied:
+        return
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in params.items())

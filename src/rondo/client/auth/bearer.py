@@ -140,6 +140,10 @@ class BearerAuth(httpx.Auth):
         else:
             request.headers["Authorization"] = f"Bearer {token.access_token}"
 
+    def _holds_key(self, token: Token) -> bool:
+        """False for a DPoP-bound token whose key is not this object's."""
+        return token.token_type != "DPoP" or (self._dpop is not None and token.jkt == self._dpop.thumbprint)
+
     def _dpop_for(self, metadata: ServerMetadata) -> DpopKey | None:
         return self._dpop if self._dpop is not None and server_supports(metadata.raw) else None
 
@@ -163,7 +167,7 @@ class BearerAuth(httpx.Auth):
             guard = await self._discover(http, server, challenge)
             key = token_key(guard.issuer, guard.resource.resource)
             current = Token.from_json(await self.store.get(key) or {})
-            fresh = current is not None and not current.expires_within(0) and (
+            fresh = current is not None and not current.expires_within(0) and self._holds_key(current) and (
                 sent is None or current.access_token != sent.access_token)
             if fresh and current is not None:
                 # Another request signed in while this one waited for the lock.
@@ -223,8 +227,7 @@ class BearerAuth(httpx.Auth):
             return None
         key = token_key(where["issuer"], where["resource"])
         token = Token.from_json(await self.store.get(key) or {})
-        if token is not None and token.token_type == "DPoP" and (
-                self._dpop is None or token.jkt != self._dpop.thumbprint):
+        if token is not None and not self._holds_key(token):
             return None  # bound to a key this object does not hold (another process's)
         if token is None or not token.expires_within(self.refresh_margin):
             if token is not None:

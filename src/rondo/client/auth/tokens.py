@@ -47,10 +47,25 @@ class Token:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Token | None:
-        try:
-            return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
-        except TypeError:
+        """The stored token, or None when the entry is not a well-typed token (a store is
+        outside input: a hand-edited file must not crash a request)."""
+        access, expires = data.get("access_token"), data.get("expires_at")
+        if not isinstance(access, str) or not access:
             return None
+        if expires is not None and (isinstance(expires, bool) or not isinstance(expires, int | float)):
+            return None
+        fields: dict[str, Any] = {"access_token": access, "expires_at": expires}
+        for name, default in (("token_type", "Bearer"), ("issuer", ""), ("resource", "")):
+            value = data.get(name, default)
+            if not isinstance(value, str):
+                return None
+            fields[name] = value
+        for name in ("refresh_token", "scope", "jkt"):
+            value = data.get(name)
+            if value is not None and not isinstance(value, str):
+                return None
+            fields[name] = value
+        return cls(**fields)
 
 
 @dataclass
@@ -75,12 +90,20 @@ class ClientIdentity:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ClientIdentity | None:
-        try:
-            fields = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
-            fields["redirect_uris"] = tuple(fields.get("redirect_uris") or ())
-            return cls(**fields)
-        except TypeError:
+        client_id, uris = data.get("client_id"), data.get("redirect_uris") or []
+        if not isinstance(client_id, str) or not client_id or not isinstance(uris, list):
             return None
+        fields: dict[str, Any] = {"client_id": client_id, "redirect_uris": tuple(u for u in uris if isinstance(u, str))}
+        for name, default in (("token_endpoint_auth_method", "none"), ("issuer", ""), ("source", "registered")):
+            value = data.get(name, default)
+            if not isinstance(value, str):
+                return None
+            fields[name] = value
+        secret = data.get("client_secret")
+        if secret is not None and not isinstance(secret, str):
+            return None
+        fields["client_secret"] = secret
+        return cls(**fields)
 
 
 def client_auth(
