@@ -522,3 +522,10 @@ def test_callback_parsing_either_parses_or_refuses(query: str) -> None:
     except AuthorizationDenied:
         return
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in params.items())
+
+
+def test_auth_is_for_http_targets_only() -> None:
+    from rondo.client import Client
+
+    with pytest.raises(ValueError, match="HTTP targets only"):
+        Client("python -c pass", auth=OAuth())
