@@ -28,10 +28,29 @@ function send(res, status, body) {
   res.end(data);
 }
 
+// What the user approved at /authorize (scope, resource), by code, for the token request.
+const grants = new Map();
+service.on(Events.BeforeAuthorizeRedirect, (redirect, req) => {
+  const code = redirect.url.searchParams.get('code');
+  if (code) grants.set(code, { scope: req.query.scope, resource: req.query.resource, client_id: req.query.client_id });
+});
+
 service.on(Events.BeforeTokenSigning, (token, req) => {
   const body = req.body ?? {};
-  if (typeof body.resource === 'string') token.payload.aud = body.resource;
-  if (typeof body.client_id === 'string') token.payload.client_id = body.client_id;
+  const grant = typeof body.code === 'string' ? grants.get(body.code) : undefined;
+  const resource = body.resource ?? grant?.resource;
+  if (typeof resource === 'string') token.payload.aud = resource;
+  const clientId = body.client_id ?? grant?.client_id;
+  if (typeof clientId === 'string') token.payload.client_id = clientId;
+  if (body.grant_type === 'authorization_code' && typeof grant?.scope === 'string' && body.scope === undefined) {
+    token.payload.scope = grant.scope;
+  }
+});
+
+service.on(Events.BeforeResponse, (response, req) => {
+  const body = req.body ?? {};
+  const grant = typeof body.code === 'string' ? grants.get(body.code) : undefined;
+  if (grant && body.scope === undefined && typeof grant.scope === 'string') response.body.scope = grant.scope;
 });
 
 service.on(Events.BeforeWellKnownOpenIdConfiguration, (response) => {
@@ -74,6 +93,7 @@ async function control(req, res, url) {
       expiresIn: body.expiresIn ?? 3600,
       scopesOrTransform: (header, payload) => {
         payload.sub = 'alice';
+        payload.jti = randomUUID();
         Object.assign(payload, body.claims ?? {});
         for (const [k, v] of Object.entries(payload)) if (v === null) delete payload[k];
       },
