@@ -23,7 +23,7 @@ import msgspec
 
 import rondo
 from rondo import elicit
-from rondo.server.legacy import LegacyConfig
+from rondo.legacy import LegacyConfig
 from rondo.transport.http import HttpApp
 
 _encode = msgspec.json.encode

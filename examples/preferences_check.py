@@ -172,7 +172,7 @@ async def check_flows(driver: Driver) -> list[str]:
 def memory_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
     from preferences import server
 
-    from rondo.transport.memory import connect
+    from rondo.testing import connect
 
     conn = connect(server)
 

@@ -26,7 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from rondo.client import Client, ElicitRequest, InputRequired, McpError, SampleRequest  # noqa: E402
+from rondo.client import Client, ElicitRequest, McpError, PendingCall, SampleRequest  # noqa: E402
 
 SERVER = str(ROOT / "interop" / "ts_server.mjs")
 ROOTS = [{"uri": "file:///tmp/a", "name": "a"}, {"uri": "file:///tmp/b"}]
@@ -117,12 +117,12 @@ async def run_era(target: Callable[[], Any], protocol: str | None, label: str) -
             passed.append("URL elicitation")
 
             pending = await client.call_tool("confirm_action", {"action": "ship"}, manual=True)
-            assert isinstance(pending, InputRequired) and set(pending.input_requests) == {"confirm"}
+            assert isinstance(pending, PendingCall) and set(pending.input_requests) == {"confirm"}
             blob = pending.to_json()
             async with Client(target(), protocol=protocol, timeout=30) as other:  # "another process"
                 wire2 = Wire()
                 wire2.attach(other)
-                final = await other.resume(InputRequired.from_json(blob),
+                final = await other.resume(PendingCall.from_json(blob),
                                            {"confirm": {"action": "accept", "content": {"confirmed": True}}})
                 assert final.text == "confirmed ship", final.text
                 assert wire2.sent[-1]["params"]["requestState"] == pending.request_state

@@ -106,7 +106,7 @@ class Client:
     """
 
     def __init__(self, server: Any, *, caps: Mapping[str, Any] | None = None, auth: Any = None):
-        from rondo.transport.memory import connect
+        from rondo.testing import connect
 
         self.server = server
         self.conn = connect(server, auth=auth)

@@ -1,4 +1,4 @@
-"""Mcp-Name / Mcp-Param-* values and x-mcp-header rules (rondo.client.headers)."""
+"""Mcp-Name / Mcp-Param-* values and x-mcp-header rules (rondo.wire.headers, shared by server and client)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rondo.client.headers import InvalidToolHeaders, encode_value, header_bindings, param_headers
+from rondo.wire.headers import InvalidToolHeaders, encode_value, header_bindings, param_headers
 
 
 def decode(value: str) -> str:

@@ -13,9 +13,9 @@ from rondo.client import (
     Client,
     ElicitRequest,
     ElicitResult,
-    InputRequired,
     InputRequiredError,
     McpError,
+    PendingCall,
     ProtocolError,
     Root,
     SamplingResult,
@@ -133,12 +133,12 @@ def test_manual_mode_serialises_and_resumes_in_another_client() -> None:
     async def go() -> None:
         async with Client(server, on_elicit=pick_blue) as client:
             pending = await client.call_tool("color", manual=True)
-            assert isinstance(pending, InputRequired)
+            assert isinstance(pending, PendingCall)
             assert pending.method == "tools/call" and pending.params == {"name": "color"}
             assert set(pending.input_requests) == {"color"} and pending.request_state
             blob = pending.to_json()
         async with Client(server, on_elicit=pick_blue) as other:
-            restored = InputRequired.from_json(blob)
+            restored = PendingCall.from_json(blob)
             assert restored == pending
             result = await other.resume(restored, {"color": {"action": "accept", "content": {"color": "red"}}})
             assert result.text == "color=red"

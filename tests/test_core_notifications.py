@@ -136,7 +136,7 @@ def test_cancelled_request_sends_nothing_and_stops():
             raise
         return "finished"
 
-    from rondo.transport.memory import connect
+    from rondo.testing import connect
 
     async def scenario() -> Any:
         seen["started"] = started()
@@ -157,7 +157,7 @@ def test_cancelled_request_sends_nothing_and_stops():
 
 async def listen(server: rondo.Server, flt: dict[str, Any], rid: Any = "L1"):
     """Open a listen stream; returns (connection, notes list, task) once acknowledged."""
-    from rondo.transport.memory import connect
+    from rondo.testing import connect
 
     conn = connect(server)
     notes: list[dict[str, Any]] = []

@@ -23,14 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rondo  # noqa: E402
 from rondo import InputRequired, elicit, roots, sampling  # noqa: E402
-from rondo.server.legacy import (  # noqa: E402
+from rondo.legacy import ClientCannotAnswer  # noqa: E402
+from rondo.server.sessions import (  # noqa: E402
     LegacyConfig,
     LegacySession,
     SessionLimit,
     SessionTable,
     negotiate,
 )
-from rondo.server.legacy_ask import ClientCannotAnswer  # noqa: E402
 from rondo.transport.memory import MemoryConnection  # noqa: E402
 from rondo.wire.meta import LEGACY_VERSIONS  # noqa: E402
 from wire_schema import violations  # noqa: E402
@@ -507,13 +507,11 @@ def test_ask_timeout_cancels_the_question() -> None:
     server = make_server()
 
     async def go() -> None:
-        conn = MemoryConnection(server)
-        conn._legacy = None
-        from rondo.server.legacy import PipeSession
+        from rondo.transport.connection import Connection
 
         sent: list[dict[str, Any]] = []
-        pipe = PipeSession(server, sent.append, config=LegacyConfig(ask_timeout=0.05))
-        pipe.start({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        pipe = Connection(server, sent.append, legacy=LegacyConfig(ask_timeout=0.05))
+        pipe.feed({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                     "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
         task = pipe.feed({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                           "params": {"name": "async_color", "arguments": {}}})
@@ -536,11 +534,11 @@ def test_client_cancelling_the_call_cancels_the_question_and_sends_no_response()
     server = make_server()
 
     async def go() -> None:
-        from rondo.server.legacy import PipeSession
+        from rondo.transport.connection import Connection
 
         sent: list[dict[str, Any]] = []
-        pipe = PipeSession(server, sent.append)
-        pipe.start({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        pipe = Connection(server, sent.append)
+        pipe.feed({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                     "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
         task = pipe.feed({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                           "params": {"name": "sync_color", "arguments": {}}})
@@ -563,11 +561,11 @@ def test_session_end_fails_pending_questions() -> None:
     server = make_server()
 
     async def go() -> None:
-        from rondo.server.legacy import PipeSession
+        from rondo.transport.connection import Connection
 
         sent: list[dict[str, Any]] = []
-        pipe = PipeSession(server, sent.append)
-        pipe.start({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        pipe = Connection(server, sent.append)
+        pipe.feed({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                     "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
         task = pipe.feed({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                           "params": {"name": "slow", "arguments": {}}})

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rondo  # noqa: E402
-from rondo.server.legacy import LegacyConfig, close_stream  # noqa: E402
+from rondo.legacy import LegacyConfig, close_stream  # noqa: E402
 from rondo.transport.http import HttpApp  # noqa: E402
 from rondo.transport.legacy_http import HttpState, _resume_point  # noqa: E402
 from test_legacy import ACCEPT_BLUE, COLOR, check, make_server  # noqa: E402

@@ -195,7 +195,7 @@ def make_server(policy):
 
 
 def call(server, arguments, state_token=None, auth=None, rid=1):
-    from rondo.transport.memory import connect
+    from rondo.testing import connect
 
     params: dict[str, Any] = {"name": "book", "arguments": arguments, "_meta": META}
     if state_token is not None:

@@ -2,7 +2,7 @@
 import asyncio
 
 import rondo
-from rondo.server.legacy import LegacyConfig, close_stream
+from rondo.legacy import LegacyConfig, close_stream
 
 server = rondo.Server("reports")
 

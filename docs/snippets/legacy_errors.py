@@ -3,8 +3,8 @@ import asyncio
 
 import rondo
 from rondo import sampling
-from rondo.server.legacy_ask import AskError, ClientCannotAnswer
-from rondo.transport.memory import connect
+from rondo.legacy import AskError, ClientCannotAnswer
+from rondo.testing import connect
 
 server = rondo.Server("summaries")
 

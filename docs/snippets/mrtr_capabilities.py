@@ -3,7 +3,7 @@ import asyncio
 
 import rondo
 from rondo import elicit, sampling
-from rondo.transport.memory import connect
+from rondo.testing import connect
 
 server = rondo.Server("caps")
 TOPIC = elicit.form("Which topic?", {

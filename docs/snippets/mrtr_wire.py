@@ -4,7 +4,7 @@ import json
 
 import rondo
 from rondo import elicit
-from rondo.transport.memory import connect
+from rondo.testing import connect
 
 server = rondo.Server("wire")
 NAME = elicit.form("Your name?", {

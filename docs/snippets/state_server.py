@@ -4,7 +4,7 @@ import secrets
 
 import rondo
 from rondo import InputRequired
-from rondo.transport.memory import connect
+from rondo.testing import connect
 
 policy = rondo.StatePolicy(
     keys=[("k1", secrets.token_bytes(32))],  # in production: RONDO_STATE_KEYS (below)

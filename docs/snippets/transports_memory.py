@@ -2,7 +2,7 @@
 import asyncio
 
 import rondo
-from rondo.transport.memory import connect
+from rondo.testing import connect
 
 server = rondo.Server("memory-demo", state=None)
 

@@ -6,10 +6,10 @@ from typing import Any
 
 from rondo.client.handlers import Handlers
 from rondo.client.loop import NoHandler, Unanswerable
+from rondo.kinds import METHODS as ANSWERED
 from rondo.wire.errors import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 Json = dict[str, Any]
-ANSWERED = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 
 
 async def answer_server_request(handlers: Handlers, message: Json) -> Json:

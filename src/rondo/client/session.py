@@ -12,18 +12,15 @@ as is). See docs/client.md.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import itertools
 import logging
-import shlex
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Literal, TypeVar, overload
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from rondo.client.cache import ResultCache
 from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
 from rondo.client.handlers import ElicitHandler, Handlers, RootsHandler, SampleHandler
-from rondo.client.headers import Binding, InvalidToolHeaders, header_bindings, param_headers
 from rondo.client.legacy import answer_server_request
 from rondo.client.loop import (
     COMPLETE,
@@ -36,14 +33,15 @@ from rondo.client.loop import (
     retry_params,
 )
 from rondo.client.negotiate import check_legacy_version, choose_era, mutual_modern, supported_from
-from rondo.client.transports import Json, Transport
+from rondo.client.subscription import Subscription
+from rondo.client.transports import Json, Transport, make_transport
 from rondo.client.types import (
     CallToolResult,
     Completion,
     DiscoverResult,
     GetPromptResult,
     InitializeResult,
-    InputRequired,
+    PendingCall,
     Prompt,
     ReadResourceResult,
     Resource,
@@ -52,9 +50,11 @@ from rondo.client.types import (
     convert,
 )
 from rondo.wire.errors import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_VERSION, McpError
+from rondo.wire.headers import Binding, InvalidToolHeaders, header_bindings, param_headers
 from rondo.wire.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
+    INPUT_METHODS,
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
     PROGRESS_TOKEN,
@@ -64,7 +64,7 @@ from rondo.wire.meta import (
 
 log = logging.getLogger("rondo.client")
 _T = TypeVar("_T")
-MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+MRTR_METHODS = INPUT_METHODS
 _RESULT_TYPES: dict[str, type[Any]] = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
                  "resources/read": ReadResourceResult}
 _LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
@@ -72,6 +72,19 @@ _LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
                  "notifications/resources/list_changed": "resources/list"}
 _MAX_PAGES = 10_000
 ProgressCallback = Callable[[float, float | None, str | None], Any]
+# An extension's handling of a result type of its own: `async (client, method, params, result)`
+# returns the final result dict of the call (e.g. by polling a task until it ends).
+ResultHandler = Callable[["Client", str, Json, Json], Awaitable[Json]]
+
+
+class ClientExtension(Protocol):
+    """What a client-side protocol extension brings: `name` (declared under
+    `capabilities.extensions[name]` with `capability`), and `result_types`, the `resultType`
+    values it handles and how."""
+
+    name: str
+    capability: Mapping[str, Any]
+    result_types: Mapping[str, ResultHandler]
 
 
 def _version() -> str:
@@ -115,23 +128,32 @@ class Client:
         cwd: str | None = None,
         stderr: Any = None,
         on_notification: Callable[[Json], Any] | None = None,
+        extensions: Sequence[ClientExtension] = (),
         auth: Any = None,
     ) -> None:
         if protocol not in (None, "auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
             raise ValueError(f"unknown protocol version {protocol!r}")
         self.protocol = None if protocol == "auto" else protocol
         self.client_info: Json = {"name": name, "version": version or _version()}
+        declared = dict(capabilities or {})
+        self.result_types: dict[str, ResultHandler] = {}
+        for ext in extensions:
+            declared.setdefault("extensions", {})[ext.name] = dict(ext.capability)
+            for kind, handle in ext.result_types.items():
+                if kind in (COMPLETE, INPUT_REQUIRED) or kind in self.result_types:
+                    raise ValueError(f"resultType {kind!r} is already handled")
+                self.result_types[kind] = handle
         self.handlers = Handlers(on_elicit=on_elicit, on_sample=on_sample, on_roots=on_roots,
                                  elicit_modes=elicit_modes, sampling_tools=sampling_tools,
-                                 extra_capabilities=capabilities)
+                                 extra_capabilities=declared)
         self.max_rounds = max_rounds
         self.deadline = deadline
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.on_notification = on_notification
         # auth hook: an httpx.Auth (rondo.client.OAuth, ClientCredentials) for HTTP targets.
-        self.transport: Transport = _make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                                                    auth=auth)
+        self.transport: Transport = make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr,
+                                                   auth=auth)
         self.cache = ResultCache()
         self.era: str | None = None  # "modern" or "legacy" once connected
         self.protocol_version: str | None = None
@@ -145,6 +167,11 @@ class Client:
         self._bad_tools: dict[str, str] = {}
         self._tools_listed = False
         self._connected = False
+
+    @property
+    def _carries_headers(self) -> bool:
+        # A transport of the caller's own that says nothing carries no HTTP headers.
+        return bool(getattr(self.transport, "carries_headers", False))
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -274,7 +301,7 @@ class Client:
             if not isinstance(result, dict):
                 raise ProtocolError(f"server's answer to {method} has no result object")
             kind = result_type(result)
-            if kind not in (COMPLETE, INPUT_REQUIRED):
+            if kind not in (COMPLETE, INPUT_REQUIRED) and kind not in self.result_types:
                 raise ProtocolError(f"server answered {method} with unknown resultType {kind!r}")
             if kind == INPUT_REQUIRED and method not in MRTR_METHODS:
                 raise ProtocolError(f"server answered {method} with input_required, which {method} cannot return")
@@ -347,7 +374,7 @@ class Client:
             try:
                 bindings = header_bindings(tool.input_schema)
             except InvalidToolHeaders as exc:
-                if self.transport.name == "http":
+                if self._carries_headers:
                     log.warning("dropping tool %r: %s", tool.name, exc)
                     self._bad_tools[tool.name] = str(exc)
                     continue
@@ -413,7 +440,7 @@ class Client:
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, manual: bool,
         on_progress: ProgressCallback | None = None,
-    ) -> CallToolResult | InputRequired: ...
+    ) -> CallToolResult | PendingCall: ...
 
     async def call_tool(
         self,
@@ -422,9 +449,9 @@ class Client:
         *,
         manual: bool = False,
         on_progress: ProgressCallback | None = None,
-    ) -> CallToolResult | InputRequired:
+    ) -> CallToolResult | PendingCall:
         """Call a tool. Input requests are answered by the handlers unless `manual=True`, in
-        which case an `InputRequired` comes back for you to answer and `resume`."""
+        which case a `PendingCall` comes back for you to answer and `resume`."""
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -432,7 +459,7 @@ class Client:
         try:
             return await self._mrtr("tools/call", params, manual, on_progress, headers)
         except McpError as exc:
-            if exc.code != HEADER_MISMATCH or self.transport.name != "http":
+            if exc.code != HEADER_MISMATCH or not self._carries_headers:
                 raise
         # The server says our Mcp-Param headers are off: the schema may have changed.
         await self.list_tools(refresh=True)
@@ -448,12 +475,12 @@ class Client:
     @overload
     async def read_resource(
         self, uri: str, *, manual: bool, on_progress: ProgressCallback | None = None, refresh: bool = False,
-    ) -> ReadResourceResult | InputRequired: ...
+    ) -> ReadResourceResult | PendingCall: ...
 
     async def read_resource(
         self, uri: str, *, manual: bool = False, on_progress: ProgressCallback | None = None,
         refresh: bool = False,
-    ) -> ReadResourceResult | InputRequired:
+    ) -> ReadResourceResult | PendingCall:
         if not refresh and not manual:
             cached = self.cache.get("resources/read", uri)
             if cached is not None:
@@ -470,12 +497,12 @@ class Client:
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, manual: bool,
         on_progress: ProgressCallback | None = None,
-    ) -> GetPromptResult | InputRequired: ...
+    ) -> GetPromptResult | PendingCall: ...
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, manual: bool = False,
         on_progress: ProgressCallback | None = None,
-    ) -> GetPromptResult | InputRequired:
+    ) -> GetPromptResult | PendingCall:
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -483,7 +510,7 @@ class Client:
 
     async def resume(
         self,
-        pending: InputRequired,
+        pending: PendingCall,
         responses: Mapping[str, Any] | None = None,
         *,
         manual: bool = False,
@@ -521,6 +548,7 @@ class Client:
         return await self._finish(method, params, result, 0, manual, send)
 
     async def _finish(self, method: str, params: Json, result: Json, rounds: int, manual: bool, send: Any) -> Any:
+        result = await self._extended(method, params, result)
         if manual:
             if result_type(result) != INPUT_REQUIRED:
                 return convert(result, _RESULT_TYPES[method], f"{method} result")
@@ -529,14 +557,20 @@ class Client:
             except ValueError as exc:
                 raise InputRequiredError("malformed", f"server sent a malformed input_required result: {exc}",
                                          last_result=result, rounds=rounds) from None
-            return InputRequired(method=method, params=params, input_requests=requests,
-                                 request_state=state, rounds=rounds)
+            return PendingCall(method=method, params=params, input_requests=requests,
+                               request_state=state, rounds=rounds)
         final = await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
                             deadline=self.deadline, result=result, rounds=rounds)
+        final = await self._extended(method, params, final)
         return convert(final, _RESULT_TYPES[method], f"{method} result")
 
+    async def _extended(self, method: str, params: Json, result: Json) -> Json:
+        """A result type an extension handles (e.g. a task) is taken to its end by it."""
+        handle = self.result_types.get(result_type(result))
+        return result if handle is None else await handle(self, method, params, result)
+
     async def _param_headers(self, name: str, arguments: Any) -> dict[str, str]:
-        if self.transport.name != "http" or self.era != "modern":
+        if not self._carries_headers or self.era != "modern":
             return {}
         if name not in self._tool_headers and not self._tools_listed:
             await self.list_tools()
@@ -578,69 +612,6 @@ class Client:
         return Subscription(self, wanted)
 
 
-class Subscription:
-    """One `subscriptions/listen` request: its acknowledgement, then its notifications."""
-
-    def __init__(self, client: Client, wanted: Json) -> None:
-        self.client = client
-        self.wanted = wanted
-        self.id: Any = None
-        self.acknowledged: Json | None = None
-        self._queue: asyncio.Queue[Json | None] = asyncio.Queue()
-        self._acked = asyncio.Event()
-        self._task: asyncio.Task[Any] | None = None
-
-    async def __aenter__(self) -> Subscription:
-        if self.client.era != "modern":
-            raise ClientError("subscriptions/listen needs a 2026-07-28 server")
-        self.id = f"listen-{next(self.client._ids)}"
-        self.client._subscriptions[self.id] = self
-        self._task = asyncio.create_task(
-            self.client._rpc("subscriptions/listen", {"notifications": self.wanted},
-                             timeout=None, request_id=self.id)
-        )
-        self._task.add_done_callback(lambda _: self._finish())
-        waiter = asyncio.ensure_future(self._acked.wait())
-        await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if self.acknowledged is None:
-            await self.__aexit__()
-            if self._task.done() and not self._task.cancelled() and self._task.exception():
-                raise self._task.exception()  # type: ignore[misc]
-            raise ProtocolError("server did not acknowledge subscriptions/listen")
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.client._subscriptions.pop(self.id, None)
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(BaseException):  # ending the stream is the point
-                await self._task
-        self._finish()
-
-    def _deliver(self, message: Json) -> None:
-        if message.get("method") == "notifications/subscriptions/acknowledged":
-            params = message.get("params") or {}
-            self.acknowledged = params.get("notifications", {}) if isinstance(params, dict) else {}
-            self._acked.set()
-        else:
-            self._queue.put_nowait(message)
-
-    def _finish(self) -> None:
-        self._queue.put_nowait(None)
-
-    def __aiter__(self) -> Subscription:
-        return self
-
-    async def __anext__(self) -> Json:
-        message = await self._queue.get()
-        if message is None:
-            self._queue.put_nowait(None)  # stay finished for later readers
-            raise StopAsyncIteration
-        return message
-
-
 def _mcp_error(error: Any) -> McpError:
     if not isinstance(error, dict) or not isinstance(error.get("code"), int):
         raise ProtocolError(f"server sent a malformed JSON-RPC error: {error!r}")
@@ -651,25 +622,3 @@ async def _maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
     return value
-
-
-def _make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any, auth: Any = None) -> Transport:
-    if hasattr(target, "request") and hasattr(target, "start"):
-        return target
-    if isinstance(target, str) and target.startswith(("http://", "https://")):
-        from rondo.client.transports.http import HttpTransport
-
-        return HttpTransport(target, headers=headers, auth=auth)
-    if auth is not None:
-        raise ValueError("auth= applies to HTTP targets only (stdio servers take credentials from their environment)")
-    if isinstance(target, str):
-        target = shlex.split(target)
-    if isinstance(target, Sequence) and not isinstance(target, str | bytes):
-        from rondo.client.transports.stdio import StdioTransport
-
-        return StdioTransport([str(part) for part in target], env=env, cwd=cwd, stderr=stderr)
-    if hasattr(target, "core"):
-        from rondo.client.transports.memory import MemoryTransport
-
-        return MemoryTransport(target)
-    raise TypeError(f"cannot connect to {target!r}: pass a rondo.Server, a URL or a command")

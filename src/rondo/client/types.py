@@ -137,7 +137,7 @@ class InitializeResult(msgspec.Struct, kw_only=True, rename="camel", frozen=True
     instructions: str | None = None
 
 
-class InputRequired(msgspec.Struct, kw_only=True):
+class PendingCall(msgspec.Struct, kw_only=True):
     """A call paused on input: what the server asked for, and what is needed to resume it.
 
     `method` and `params` are the original request (without `_meta`); `input_requests` maps each
@@ -156,7 +156,7 @@ class InputRequired(msgspec.Struct, kw_only=True):
         return msgspec.json.encode(self)
 
     @classmethod
-    def from_json(cls, data: bytes | str) -> InputRequired:
+    def from_json(cls, data: bytes | str) -> PendingCall:
         return msgspec.json.decode(data, type=cls)
 
 

@@ -1,8 +1,9 @@
 """Input-request kinds for Multi Round-Trip Requests: one table, one shape per kind.
 
 `KINDS` lists every kind; `kind_for(request)` finds the one a request belongs to. Admission on
-the server and handler dispatch on the client loop over this table, so adding a kind is one
-more entry here and one more module beside this one.
+the server, and the client's handlers (which handler answers a kind, with what typed request,
+and what capability that declares) loop over this table, so adding a kind is one more entry
+here and one more module beside this one.
 """
 
 from __future__ import annotations
@@ -10,18 +11,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import MISSING, Capabilities, Kind, json_type, merge_capabilities
-from .elicit import FORM, URL, ElicitResult
+from .base import MISSING, Capabilities, Kind, NotDeclared, json_type, merge_capabilities
+from .elicit import FORM, URL, ElicitRequest, ElicitResult, form_defaults
 from .roots import ROOTS, Root, RootList
-from .sampling import SAMPLING, SamplingResult
+from .sampling import SAMPLING, SampleRequest, SamplingResult
 
 KINDS: tuple[Kind, ...] = (FORM, URL, SAMPLING, ROOTS)
+_BY_METHOD: dict[str, tuple[Kind, ...]] = {}
+for _kind in KINDS:
+    _BY_METHOD[_kind.method] = (*_BY_METHOD.get(_kind.method, ()), _kind)
+METHODS = frozenset(kind.method for kind in KINDS)  # what a 2025-11-25 client may be asked
 
 __all__ = [
     "KINDS",
     "MISSING",
+    "ElicitRequest",
     "ElicitResult",
     "Kind",
+    "NotDeclared",
+    "SampleRequest",
+    "form_defaults",
+    "merge_capabilities",
     "Root",
     "RootList",
     "SamplingResult",
@@ -33,12 +43,16 @@ __all__ = [
 
 def kind_for(request: Mapping[str, Any]) -> Kind:
     """The kind `request` belongs to; ValueError for anything that is not an input request."""
-    if not isinstance(request, Mapping):
+    if not isinstance(request, dict) and not isinstance(request, Mapping):
         raise ValueError(f"an input request must be an object, got {json_type(request)}")
-    for kind in KINDS:
-        if kind.matches(request):
-            return kind
     method = request.get("method")
+    candidates = _BY_METHOD.get(method) if isinstance(method, str) else None
+    if candidates is not None:
+        if len(candidates) == 1:
+            return candidates[0]
+        for kind in candidates:
+            if kind.matches(request):
+                return kind
     if method == "elicitation/create":
         params = request.get("params")
         mode = params.get("mode") if isinstance(params, Mapping) else None

@@ -39,6 +39,22 @@ class _Missing:
 MISSING = _Missing()
 
 
+class NotDeclared(Exception):
+    """The request needs a capability this client did not declare (so no handler answers it)."""
+
+
+def to_wire(value: Any) -> Any:
+    """A value type's wire form (`to_dict()`, a msgspec Struct) or the value itself."""
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    import msgspec
+
+    if isinstance(value, msgspec.Struct):
+        return msgspec.to_builtins(value)
+    return value
+
+
 class Kind:
     """One kind of input request. Subclasses set `name`/`method` and fill in the checks.
 
@@ -54,6 +70,23 @@ class Kind:
 
     name: str = ""
     method: str = ""
+    # The client side: which handler option answers this kind (`Client(on_elicit=...)`).
+    handler: str = ""
+
+    def declared_capability(self, options: Mapping[str, Any]) -> Capabilities:
+        """What a client with this kind's handler installed declares (`{}`: it cannot answer
+        this kind with these options, e.g. URL elicitation not enabled)."""
+        raise NotImplementedError
+
+    def handler_args(self, params: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The arguments the client's handler is called with (its typed request).
+
+        Raises `NotDeclared` when this request needs more than the client declared."""
+        return ()
+
+    def wire_answer(self, value: Any) -> Any:
+        """A handler's return value in wire form (value types know their own)."""
+        return to_wire(value)
 
     def matches(self, request: Mapping[str, Any]) -> bool:
         return request.get("method") == self.method

@@ -24,6 +24,7 @@ from .base import (
     join,
     json_copy,
     reject_unknown,
+    to_wire,
 )
 
 METHOD = "roots/list"
@@ -61,6 +62,16 @@ class RootList(list[Root]):
 class Roots(Kind):
     name = "roots"
     method = METHOD
+    handler = "on_roots"
+
+    def declared_capability(self, options: Mapping[str, Any]) -> Capabilities:
+        return {"roots": {}}
+
+    def wire_answer(self, value: Any) -> Any:
+        # A handler may return the wire form, a RootList, or any iterable of Roots and URIs.
+        if isinstance(value, Mapping) or hasattr(value, "to_dict"):
+            return to_wire(value)
+        return {"roots": [{"uri": r} if isinstance(r, str) else to_wire(r) for r in value]}
 
     def required_capability(self, request: Mapping[str, Any]) -> Capabilities:
         return {"roots": {}}

@@ -17,6 +17,7 @@ import msgspec
 from .base import (
     Capabilities,
     Kind,
+    NotDeclared,
     check_json_value,
     check_meta,
     expect_answer_object,
@@ -286,9 +287,45 @@ def check_tool_choice(choice: Any, path: str) -> None:
 # -- the kind ----------------------------------------------------------------------------------
 
 
+class SampleRequest(msgspec.Struct, kw_only=True, frozen=True):
+    """What a client's `on_sample` handler receives: `messages` for its model, capped at
+    `max_tokens`."""
+
+    messages: list[dict[str, Any]]
+    max_tokens: int
+    system_prompt: str | None = None
+    temperature: float | None = None
+    stop_sequences: list[str] | None = None
+    model_preferences: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+    tool_choice: dict[str, Any] | None = None
+    include_context: str | None = None
+    params: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
 class Sampling(Kind):
     name = "sampling"
     method = METHOD
+    handler = "on_sample"
+
+    def declared_capability(self, options: Mapping[str, Any]) -> Capabilities:
+        return {"sampling": {"tools": {}} if options.get("sampling_tools") else {}}
+
+    def handler_args(self, params: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[Any, ...]:
+        if ("tools" in params or "toolChoice" in params) and not options.get("sampling_tools"):
+            raise NotDeclared("it asks for sampling with tools, which this client did not declare")
+        return (SampleRequest(
+            messages=list(params.get("messages") or []),
+            max_tokens=int(params.get("maxTokens") or 0),
+            system_prompt=params.get("systemPrompt"),
+            temperature=params.get("temperature"),
+            stop_sequences=params.get("stopSequences"),
+            model_preferences=params.get("modelPreferences"),
+            tools=params.get("tools"),
+            tool_choice=params.get("toolChoice"),
+            include_context=params.get("includeContext"),
+            params=dict(params),
+        ),)
 
     def required_capability(self, request: Mapping[str, Any]) -> Capabilities:
         params = request.get("params")

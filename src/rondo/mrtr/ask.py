@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ..wire.errors import internal_error, invalid_params
+from ..wire.errors import internal_error, invalid_params, state_rejected
 from .result import AskInterrupt
 
 # Keys of the framework's envelope inside the sealed state.
@@ -31,7 +31,7 @@ def digest(request: Mapping[str, Any]) -> str:
 class AskBook:
     """Per-request record of answers (carried and new) and of the questions still open."""
 
-    __slots__ = ("carried", "asked", "answers", "pending", "sealed")
+    __slots__ = ("carried", "asked", "answers", "pending", "sealed", "digests")
 
     def __init__(
         self,
@@ -47,6 +47,8 @@ class AskBook:
         self.sealed = sealed
         self.answers: dict[str, list[Any]] = {}  # key -> [digest, raw answer]
         self.pending: dict[str, Any] = {}
+        # key -> (question, its digest) for the questions asked this round
+        self.digests: dict[str, tuple[Any, str]] = {}
 
 
 def book_of(ctx: Any) -> AskBook:
@@ -77,6 +79,7 @@ def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dic
         except ValueError as exc:
             raise internal_error(f"ctx.ask({key!r}): {exc}") from None
         d = digest(request)
+        book.digests[key] = (request, d)
         if key in responses and (book.asked.get(key) == d if book.sealed else True):
             raw = responses[key]
             found[key] = _read(kind, key, request, raw)
@@ -102,14 +105,12 @@ class _Ready:
         yield  # pragma: no cover - makes this a generator
 
 
-def ask_all(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
-    """The engine of `ctx.ask` / `ctx.ask_all` (see Context for the public contract)."""
-    if not isinstance(requests, Mapping) or not requests:
-        raise ValueError("ask needs at least one input request")
-    if ctx.era == "legacy":
-        from ..server.legacy_ask import ask_back_channel
+def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
+    """`ctx.ask` on the 2026-07-28 wire: the answer if a round supplied it, else end the round.
 
-        return ask_back_channel(ctx, requests, single=single)
+    The dialect calls this (see `rondo.server.modern`); a missing answer raises AskInterrupt,
+    which the core turns into input_required.
+    """
     found, missing = answer_now(ctx, requests)
     if missing:
         book_of(ctx).pending.update(missing)
@@ -127,15 +128,19 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
     if book is not None and book.answers:
         env[ANSWERS] = book.answers
     if asked:
-        env[ASKED] = {key: digest(req) for key, req in asked.items()}
+        known = book.digests if book is not None else {}
+        env[ASKED] = {key: _digest_of(known.get(key), req) for key, req in asked.items()}
     return env or None
+
+
+def _digest_of(known: tuple[Any, str] | None, request: Mapping[str, Any]) -> str:
+    # The digest `answer_now` took of this very question, or a fresh one (an explicit request).
+    return known[1] if known is not None and known[0] is request else digest(request)
 
 
 def load_envelope(ctx: Any, opened: Any) -> None:
     """Install a verified envelope on the context: user state and carried answers."""
     if not isinstance(opened, dict):
-        from ..state.policy import rejected
-
-        raise rejected()
+        raise state_rejected()
     ctx.state = opened.get(USER)
     ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED), sealed=True)

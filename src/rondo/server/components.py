@@ -9,6 +9,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..wire.headers import header_bindings
 from .templates import UriTemplate
 
 CacheScope = str  # "public" | "private"
@@ -42,8 +43,9 @@ class Tool:
         self.fn = fn
         self.signature = signature
         self.wire = wire
-        # x-mcp-header annotations, as (header suffix lower-cased, property path) pairs
-        self.header_params = header_params_of(wire["inputSchema"])
+        # x-mcp-header annotations as (argument path, header name) pairs: the rule the client
+        # applies too, so a tool it would drop is refused here, at registration.
+        self.header_params = header_bindings(wire["inputSchema"])
 
 
 def tool_wire(
@@ -66,48 +68,6 @@ def tool_wire(
     _put(wire, "icons", icons)
     _put(wire, "_meta", meta)
     return wire
-
-
-def header_params_of(schema: dict[str, Any]) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    """Find `x-mcp-header` annotations reachable from the root through `properties` only.
-
-    Returns (suffix as declared, suffix lower-cased, property path) triples. Invalid annotations
-    are a ValueError at registration, so a misconfigured tool fails at start-up.
-    """
-    found: list[tuple[str, str, tuple[str, ...]]] = []
-
-    def walk(node: Any, path: tuple[str, ...]) -> None:
-        props = node.get("properties") if isinstance(node, dict) else None
-        if not isinstance(props, dict):
-            return
-        for key, sub in props.items():
-            if not isinstance(sub, dict):
-                continue
-            here = (*path, key)
-            header = sub.get("x-mcp-header")
-            if header is not None:
-                _check_header_name(header, here)
-                kind = sub.get("type")
-                if kind not in ("string", "integer", "boolean"):
-                    raise ValueError(
-                        f"x-mcp-header on {'.'.join(here)} needs type string, integer or boolean"
-                    )
-                found.append((header, header.lower(), here))
-            walk(sub, here)
-
-    walk(schema, ())
-    lowered = [f[1] for f in found]
-    if len(set(lowered)) != len(lowered):
-        raise ValueError("x-mcp-header names must be unique (case-insensitively) within a tool")
-    return tuple(found)
-
-
-_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-
-
-def _check_header_name(name: Any, path: tuple[str, ...]) -> None:
-    if not isinstance(name, str) or not name or any(c not in _TCHAR for c in name):
-        raise ValueError(f"x-mcp-header on {'.'.join(path)} must be a non-empty RFC 9110 token")
 
 
 class Resource:

@@ -53,6 +53,7 @@ class Context:
         "_mrtr",
         "_sync",
         "_loop",
+        "_dialect",
     )
 
     def __init__(
@@ -70,6 +71,7 @@ class Context:
         log_level: str | None = None,
         emit: Emit | None = None,
         session: Any = None,
+        dialect: Any = None,
     ) -> None:
         self.server = server
         self.request_id = request_id
@@ -90,6 +92,29 @@ class Context:
         self._mrtr: Any = None
         self._sync = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Where `ctx.ask` goes: the era's dialect (MRTR interrupt or legacy back-channel).
+        self._dialect = dialect
+
+    @classmethod
+    def for_request(cls, server: Server, req: Any, dialect: Any) -> Context:
+        """The context of one core `Request` (either era: its envelope says what the client
+        declared, per request on 2026-07-28 or at `initialize` on a legacy session)."""
+        env = req.env
+        return cls(
+            server,
+            request_id=req.id,
+            request_method=req.method,
+            request_params=req.params,
+            protocol_version=env.version,
+            client_info=env.client_info,
+            client_capabilities=env.capabilities,
+            era=dialect.era,
+            auth=req.auth,
+            log_level=env.log_level,
+            emit=req.emit,
+            session=req.call,
+            dialect=dialect,
+        )
 
     @property
     def server_name(self) -> str:
@@ -152,15 +177,19 @@ class Context:
         directly. On the 2026-07-28 wire a missing answer ends this round with input_required;
         the handler then runs again from the top on the retry.
         """
-        from ..mrtr.ask import ask_all
-
-        return ask_all(self, {key: request}, single=key)
+        return self._ask({key: request}, key)
 
     def ask_all(self, requests: Mapping[str, Mapping[str, Any]]) -> Any:
         """Ask several independent questions at once; returns `{key: answer}`."""
-        from ..mrtr.ask import ask_all
+        return self._ask(requests, None)
 
-        return ask_all(self, requests, single=None)
+    def _ask(self, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
+        if not isinstance(requests, Mapping) or not requests:
+            raise ValueError("ask needs at least one input request")
+        dialect = self._dialect
+        if dialect is None:
+            from .modern import MODERN as dialect
+        return dialect.ask(self, requests, single)
 
     def __repr__(self) -> str:
         return f"<Context {self.request_method} id={self.request_id!r} era={self.era}>"

@@ -46,7 +46,7 @@ class AskRejected(AskError):
 
 def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
     """Engine of `ctx.ask`/`ctx.ask_all` on a legacy session: awaitable, or blocking in a sync handler."""
-    from .legacy import LegacyCall
+    from .sessions import LegacyCall
 
     call = ctx._session
     if not isinstance(call, LegacyCall):
@@ -97,7 +97,7 @@ def _wire_params(version: str, request: Mapping[str, Any]) -> dict[str, Any]:
 async def _ask(call: Any, requests: Mapping[str, Mapping[str, Any]], wire: dict[str, dict[str, Any]],
                single: str | None) -> Any:
     from ..kinds import kind_for
-    from .legacy import ClientError
+    from .sessions import ClientRefused
 
     session = call.session
     timeout = session.ask_timeout
@@ -120,7 +120,7 @@ async def _ask(call: Any, requests: Mapping[str, Mapping[str, Any]], wire: dict[
             if fut.cancelled():
                 raise asyncio.CancelledError
             exc = fut.exception()
-            if isinstance(exc, ClientError):
+            if isinstance(exc, ClientRefused):
                 raise AskRejected(key, exc.error)
             raw = fut.result()
             try:

@@ -1,11 +1,12 @@
 """`rondo.Server`: the registry users decorate. It holds components and configuration only;
-dispatch lives in `dispatch.py`, transports in `rondo.transport`."""
+dispatch lives in `core.py` (with the method table in `methods.py`), transports in
+`rondo.transport`."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from .components import (
     Prompt,
@@ -19,12 +20,28 @@ from .templates import UriTemplate
 
 if TYPE_CHECKING:
     from ..state import StatePolicy
-    from .dispatch import Core
+    from .core import Core
+    from .methods import Handler, Method
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT: Any = object()
 COMPLETION_LIMIT = 100
+
+
+class Extension(Protocol):
+    """A protocol extension: methods for the table and a capability to advertise.
+
+    `name` is its identifier (e.g. `io.modelcontextprotocol/tasks`); `methods()` the rows it
+    adds to the method table; `capability(server)` what to advertise under
+    `capabilities.extensions[name]`, or None to advertise nothing (yet).
+    """
+
+    name: str
+
+    def methods(self) -> Iterable[Method]: ...
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None: ...
 
 
 def _thread(sig: Any, thread: bool, what: str) -> None:
@@ -94,6 +111,8 @@ class Server:
         self.templates: dict[str, Resource] = {}
         self.prompts: dict[str, Prompt] = {}
         self.completion_handler: Callable[..., Any] | None = None
+        self.extra_methods: list[Method] = []
+        self.extensions: dict[str, Extension] = {}
         self._core: Core | None = None
 
     # -- registration --------------------------------------------------------------------------
@@ -295,6 +314,55 @@ class Server:
         self.completion_handler = fn
         return fn
 
+    def method(
+        self,
+        name: str,
+        *,
+        era: str | tuple[str, ...] = "both",
+        gate: str | None = None,
+        suspends: Callable[..., bool] | bool = True,
+    ) -> Callable[[Handler], Handler]:
+        """Add a JSON-RPC method to this server's table: `async def handler(core, request)`
+        returning the result dict (the dialect adds `resultType` and legacy shapes).
+
+        `era` is "both", "modern" or "legacy"; `gate` a server capability that must be
+        advertised (else -32601); `suspends` whether answering may wait (True runs it as its
+        own task on every transport; a callable `(core, params) -> bool` decides per request).
+        """
+        from .methods import Method, era_set
+
+        def register(handler: Handler) -> Handler:
+            if suspends is True:
+                decide: Any = _always_suspends
+            elif suspends is False:
+                decide = None
+            else:
+                decide = suspends
+            self._add_method(Method(name, handler, era_set(era), gate, decide))
+            return handler
+
+        return register
+
+    def extension(self, extension: Extension) -> Extension:
+        """Install a protocol extension: its methods join the table, its capability is
+        advertised under `capabilities.extensions` (both eras' handshakes and discover)."""
+        name = getattr(extension, "name", None)
+        if not isinstance(name, str) or "/" not in name:
+            raise ValueError("an extension needs a name like 'vendor.example/feature'")
+        if name in self.extensions:
+            raise ValueError(f"extension {name!r} is installed twice")
+        self.extensions[name] = extension
+        for method in extension.methods():
+            self._add_method(method)
+        return extension
+
+    def _add_method(self, method: Method) -> None:
+        if any(m.name == method.name for m in self.extra_methods):
+            raise ValueError(f"method {method.name!r} is added twice")
+        self.extra_methods.append(method)
+        if self._core is not None:
+            self._core.methods[method.name] = method
+
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
         self._changed("tools")
@@ -337,7 +405,7 @@ class Server:
     def core(self) -> Core:
         """The transport-free core that answers messages for this server."""
         if self._core is None:
-            from .dispatch import Core
+            from .core import Core
 
             self._core = Core(self)
         return self._core
@@ -352,6 +420,14 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.completion_handler is not None:
             caps["completions"] = {}
+        if self.extensions:
+            advertised = {}
+            for ext_name, ext in self.extensions.items():
+                cap = ext.capability(self)
+                if cap is not None:
+                    advertised[ext_name] = dict(cap)
+            if advertised:
+                caps["extensions"] = advertised
         return caps
 
     def asgi(self, **options: Any) -> Any:
@@ -382,3 +458,7 @@ class Server:
 
     def __repr__(self) -> str:
         return f"<rondo.Server {self.name!r}>"
+
+
+def _always_suspends(core: Any, params: Any) -> bool:
+    return True

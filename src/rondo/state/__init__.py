@@ -33,7 +33,7 @@ from .policy import REJECTED_MESSAGE, StatePolicy, rejected, require_cryptograph
 from .replay import MemoryReplayStore, RedisReplayStore
 
 if TYPE_CHECKING:
-    from ..server.context import Context
+    from .facts import RequestFacts
 
 __all__ = [
     "DEFAULT_TTL",
@@ -102,7 +102,7 @@ def _memory_store() -> MemoryReplayStore:
 
 def seal(
     data: Any,
-    ctx: Context,
+    ctx: RequestFacts,
     *,
     secret: bytes | None = None,
     keys: Any = None,
@@ -139,7 +139,7 @@ def seal(
 
 def open(  # noqa: A001 - the pair is seal/open by design
     token: Any,
-    ctx: Context,
+    ctx: RequestFacts,
     *,
     secret: bytes | None = None,
     keys: Any = None,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..wire.errors import INVALID_PARAMS, McpError
+from ..wire.errors import STATE_REJECTED_MESSAGE, state_rejected
 from .codec import (
     DEFAULT_LEEWAY,
     DEFAULT_TTL,
@@ -30,22 +30,19 @@ from .keys import ENV_KEYS, Keyring, keyring_from, parse_env_keys, process_keyri
 from .replay import MemoryReplayStore
 
 if TYPE_CHECKING:
-    from ..server.context import Context
+    from .facts import RequestFacts
 
 log = logging.getLogger("rondo.state")
 
-# One message for every refusal: the client learns nothing about which check failed.
-REJECTED_MESSAGE = "Invalid requestState: altered, expired, already used, or not issued for this request"
+REJECTED_MESSAGE = STATE_REJECTED_MESSAGE
 
-PrincipalFn = Callable[["Context"], "str | None"]
-
-
-def rejected() -> McpError:
-    """The one error every refused `requestState` becomes (-32602, fixed message, no data)."""
-    return McpError(INVALID_PARAMS, REJECTED_MESSAGE)
+PrincipalFn = Callable[["RequestFacts"], "str | None"]
 
 
-def anonymous(ctx: Context) -> None:
+rejected = state_rejected
+
+
+def anonymous(ctx: RequestFacts) -> None:
     """The default principal: nobody. Tokens then bind method, params, audience and expiry."""
     return None
 
@@ -134,12 +131,12 @@ class StatePolicy:
             return cls(**options)
         return cls(keys=parse_env_keys(text), **options)
 
-    def principal_of(self, ctx: Context) -> str | None:
+    def principal_of(self, ctx: RequestFacts) -> str | None:
         """Who this request is, as the configured `principal` callable says (None: anonymous)."""
         return check_principal(self._principal(ctx))
 
     def seal_for(
-        self, ctx: Context, data: Any, *, ttl: float | None = None, once: bool | None = None
+        self, ctx: RequestFacts, data: Any, *, ttl: float | None = None, once: bool | None = None
     ) -> str:
         """Seal `data` for the retry of the request `ctx` describes."""
         return seal_token(
@@ -155,7 +152,7 @@ class StatePolicy:
             now=self._clock(),
         )
 
-    def open_for(self, ctx: Context, token: Any) -> Any:
+    def open_for(self, ctx: RequestFacts, token: Any) -> Any:
         """The verified data of an inbound `requestState`, or `McpError(-32602)` (fixed message,
         no data; the real reason is logged at debug level)."""
         principal = self.principal_of(ctx)

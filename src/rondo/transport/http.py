@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..server.dispatch import check_version, envelope, error_response, request_shape
+from ..server.request import Request
+from ..wire.envelope import check_version, envelope
+from ..wire.era import MODERN, http_era
 from ..wire.errors import (
     DECODE_ERRORS,
     HEADER_MISMATCH,
@@ -26,17 +28,28 @@ from ..wire.errors import (
     http_status,
     internal_error,
 )
-from ..wire.headers import HeaderValueError, decode_value, matches
-from ..wire.meta import HANDSHAKE_VERSIONS, PROTOCOL_VERSION
+from ..wire.headers import HeaderValueError, check_param_headers, decode_value
+from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
+from ..wire.meta import NAME_FIELDS
+from .asgi import (
+    KEEPALIVE_FRAME,
+    SSE_HEADERS,
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    header_map,
+    header_value,
+    send_error,
+    send_json,
+    send_plain,
+    sse_frame,
+)
 
 if TYPE_CHECKING:
     from ..server.server import Server
 
 log = logging.getLogger("rondo.http")
-
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -44,15 +57,7 @@ KEEPALIVE_SECONDS = 15.0
 # A request still running after this long gets a watcher that cancels it if the client leaves.
 DISCONNECT_WATCH_AFTER = 0.1
 
-_encode = msgspec.json.encode
 _decode = msgspec.json.decode
-_JSON_HEADERS = [(b"content-type", b"application/json")]
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
-]
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _ROUTING = (b"mcp-method", b"mcp-name", b"mcp-protocol-version")
 
 
@@ -122,8 +127,13 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                bus = self.core.subscriptions.bus  # fleet hook: subscribed before serving
+                if bus is not None:
+                    await bus.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.core.subscriptions.bus is not None:
+                    await self.core.subscriptions.bus.stop()
                 if self.legacy is not None:
                     await self.legacy.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
@@ -131,11 +141,11 @@ class HttpApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.path is not None and scope.get("path", "").rstrip("/") != self.path:
-            await _plain(send, 404, b"Not Found")
+            await send_plain(send, 404, b"Not Found")
             return
-        headers = _headers(scope)
+        headers = header_map(scope)
         if not self._host_ok(headers):
-            await _json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
+            await send_json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
                                                                "message": "Forbidden: Host or Origin not allowed"}})
             return
         method = scope["method"]
@@ -143,29 +153,30 @@ class HttpApp:
             if self.legacy is not None and method in ("GET", "DELETE"):
                 await self.legacy.handle_http(scope, receive, send, headers, None)
                 return
-            await _plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST")])
+            await send_plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST")])
             return
         try:
             body = await self._read_body(headers, receive)
         except BodyTooLarge:
-            await _json(send, 413, error_response(None, McpError(INVALID_REQUEST, "Request body too large")))
+            await send_error(send, None, McpError(INVALID_REQUEST, "Request body too large"), 413)
             return
         except Disconnected:
             return
         try:
             msg = _decode(body)
         except DECODE_ERRORS:
-            await _error(send, None, McpError(PARSE_ERROR, "Parse error: invalid JSON"))
+            await send_error(send, None, McpError(PARSE_ERROR, "Parse error: invalid JSON"))
             return
         if not isinstance(msg, dict):
-            what = "batches are not supported" if isinstance(msg, list) else "expected a JSON object"
-            await _error(send, None, McpError(INVALID_REQUEST, f"Invalid Request: {what}"))
+            await send_error(send, None, not_an_object(msg))
             return
-        if not self._is_modern(msg, headers):
+        era = http_era(msg, header_value(headers, b"mcp-session-id"),
+                       header_value(headers, b"mcp-protocol-version"))
+        if era != MODERN:
             if self.legacy is not None:
                 await self.legacy.handle_http(scope, receive, send, headers, msg)
                 return
-            await _error(send, msg.get("id") if _id_ok(msg.get("id")) else None, McpError(
+            await send_error(send, readable_id(msg), McpError(
                 INVALID_REQUEST,
                 "This endpoint speaks MCP 2026-07-28: send per-request _meta and MCP-Protocol-Version",
             ))
@@ -174,7 +185,7 @@ class HttpApp:
 
     # -- checks --------------------------------------------------------------------------------
 
-    def _host_ok(self, headers: dict[bytes, list[bytes]]) -> bool:
+    def _host_ok(self, headers: Headers) -> bool:
         allowed = self.allowed_hosts
         if allowed is None:
             return True
@@ -191,7 +202,7 @@ class HttpApp:
                 return False
         return True
 
-    async def _read_body(self, headers: dict[bytes, list[bytes]], receive: Receive) -> bytes:
+    async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
         length = headers.get(b"content-length")
         if length:
             try:
@@ -215,41 +226,27 @@ class HttpApp:
                 break
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _is_modern(self, msg: dict[str, Any], headers: dict[bytes, list[bytes]]) -> bool:
-        """Era routing (conformance contract §4.1): a session id or a bare legacy message is legacy."""
-        if b"mcp-session-id" in headers:
-            return False
-        params = msg.get("params")
-        if isinstance(params, dict):
-            meta = params.get("_meta")
-            if isinstance(meta, dict) and PROTOCOL_VERSION in meta:
-                return True
-        version = headers.get(b"mcp-protocol-version")
-        if version:
-            return version[0].decode("latin-1").strip() not in HANDSHAKE_VERSIONS
-        return False
-
     # -- the 2026-07-28 request path -------------------------------------------------------------
 
     async def _modern(
         self,
         msg: dict[str, Any],
-        headers: dict[bytes, list[bytes]],
+        headers: Headers,
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> None:
-        rid = msg.get("id") if _id_ok(msg.get("id")) else None
+        rid = readable_id(msg)
         try:
             rid, method, params, is_request = request_shape(msg)
             if not is_request:
-                await _plain(send, 202, b"")
+                await send_plain(send, 202)
                 return
             for name in _ROUTING:
                 if len(headers.get(name, ())) > 1:
                     raise _mismatch(f"{name.decode()} header given more than once")
             _check_header(headers, b"mcp-method", "Mcp-Method", method)
-            field = _NAME_PARAM.get(method)
+            field = NAME_FIELDS.get(method)
             if field is not None:
                 _check_name(headers, field, params.get(field))
             env = envelope(params)
@@ -258,9 +255,13 @@ class HttpApp:
             if method == "tools/call":
                 tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
                 if tool is not None and tool.header_params:
-                    _check_params(headers, tool.header_params, params.get("arguments"))
+                    problem = check_param_headers(
+                        lambda name: header_value(headers, name.encode(), " \t"),
+                        tool.header_params, params.get("arguments"))
+                    if problem is not None:
+                        raise _mismatch(problem)
         except McpError as exc:
-            await _error(send, rid, exc)
+            await send_error(send, rid, exc)
             return
         await self._answer(rid, method, params, env, scope, receive, send)
 
@@ -275,11 +276,13 @@ class HttpApp:
         send: Send,
     ) -> None:
         auth = scope.get("auth")
-        if not self.core.may_suspend(method, params):
+        core = self.core
+        if not core.may_suspend(method, params):
             # Nothing to wait for: run inline, no task, no disconnect watcher.
             notes: list[dict[str, Any]] = []
             try:
-                result = await self.core.dispatch(rid, method, params, env, emit=notes.append, auth=auth)
+                result = await core.dispatch(
+                    Request(rid, method, params, env, core.modern, emit=notes.append, auth=auth))
                 response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
             except McpError as exc:
                 response = error_response(rid, exc)
@@ -288,11 +291,11 @@ class HttpApp:
                 response = error_response(rid, internal_error())
             if not notes:
                 error = response.get("error")
-                await _json(send, http_status(error["code"]) if error is not None else 200, response)
+                await send_json(send, http_status(error["code"]) if error is not None else 200, response)
                 return
             notes.append(response)
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-            await send({"type": "http.response.body", "body": b"".join(_sse(n) for n in notes)})
+            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in notes)})
             return
         loop = asyncio.get_running_loop()
         queue: list[dict[str, Any]] = []
@@ -308,7 +311,8 @@ class HttpApp:
             queue.append(note)
             poke()
 
-        task = loop.create_task(self.core.dispatch(rid, method, params, env, emit=emit, auth=auth))
+        task = loop.create_task(
+            core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth)))
         task.add_done_callback(lambda _t: poke())
         watcher: asyncio.Task[None] | None = None
 
@@ -340,11 +344,11 @@ class HttpApp:
         loop: asyncio.AbstractEventLoop,
         send: Send,
     ) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         try:
             while True:
                 if queue:
-                    batch = b"".join(_sse(note) for note in queue)
+                    batch = b"".join(sse_frame(note) for note in queue)
                     queue.clear()
                     await send({"type": "http.response.body", "body": batch, "more_body": True})
                 if task.done():
@@ -353,14 +357,17 @@ class HttpApp:
                 try:
                     await asyncio.wait_for(asyncio.shield(wake), self.keepalive)
                 except TimeoutError:
-                    await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+                    await send({"type": "http.response.body", "body": KEEPALIVE_FRAME, "more_body": True})
             final = _final(rid, task)
-            await send({"type": "http.response.body", "body": _sse(final), "more_body": False})
+            await send({"type": "http.response.body", "body": sse_frame(final), "more_body": False})
         except OSError:
             task.cancel()
 
 
 def _warn_process_key(server: Server) -> None:
+    from ..server.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
+
+    check_fleet(server)
     policy = server.state_policy
     if policy is None:
         return
@@ -399,45 +406,23 @@ async def _json_result(send: Send, rid: Any, task: asyncio.Task[Any]) -> None:
     response = _final(rid, task)
     error = response.get("error")
     status = http_status(error["code"]) if error is not None else 200
-    await _json(send, status, response)
-
-
-def _sse(message: dict[str, Any]) -> bytes:
-    return b"event: message\ndata: " + _encode(message) + b"\n\n"
-
-
-def _headers(scope: Scope) -> dict[bytes, list[bytes]]:
-    out: dict[bytes, list[bytes]] = {}
-    for name, value in scope["headers"]:
-        out.setdefault(name.lower(), []).append(value)
-    return out
-
-
-def _id_ok(rid: Any) -> bool:
-    return rid is not None and not isinstance(rid, bool) and isinstance(rid, str | int)
+    await send_json(send, status, response)
 
 
 def _mismatch(message: str) -> McpError:
     return McpError(HEADER_MISMATCH, f"Header mismatch: {message}")
 
 
-def _header_value(headers: dict[bytes, list[bytes]], name: bytes) -> str | None:
-    values = headers.get(name)
-    if not values:
-        return None
-    return values[0].decode("latin-1").strip(" \t")
-
-
-def _check_header(headers: dict[bytes, list[bytes]], name: bytes, label: str, expected: str) -> None:
-    value = _header_value(headers, name)
+def _check_header(headers: Headers, name: bytes, label: str, expected: str) -> None:
+    value = header_value(headers, name, " \t")
     if value is None:
         raise _mismatch(f"{label} header is required")
     if value != expected:
         raise _mismatch(f"{label} header value {value!r} does not match body value {expected!r}")
 
 
-def _check_name(headers: dict[bytes, list[bytes]], field: str, expected: Any) -> None:
-    raw = _header_value(headers, b"mcp-name")
+def _check_name(headers: Headers, field: str, expected: Any) -> None:
+    raw = header_value(headers, b"mcp-name", " \t")
     if raw is None:
         raise _mismatch("Mcp-Name header is required")
     try:
@@ -446,55 +431,6 @@ def _check_name(headers: dict[bytes, list[bytes]], field: str, expected: Any) ->
         raise _mismatch(f"Mcp-Name: {exc}") from None
     if value != expected:
         raise _mismatch(f"Mcp-Name header value {value!r} does not match body {field} {expected!r}")
-
-
-def _check_params(
-    headers: dict[bytes, list[bytes]],
-    header_params: tuple[tuple[str, str, tuple[str, ...]], ...],
-    arguments: Any,
-) -> None:
-    for declared, lowered, path in header_params:
-        value: Any = arguments
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if value is None:
-            continue  # the client sends no header for an absent or null value
-        label = f"Mcp-Param-{declared}"
-        raw = _header_value(headers, b"mcp-param-" + lowered.encode())
-        if raw is None:
-            raise _mismatch(f"{label} header is required")
-        try:
-            decoded = decode_value(raw)
-        except HeaderValueError as exc:
-            raise _mismatch(f"{label}: {exc}") from None
-        if not matches(decoded, value):
-            raise _mismatch(f"{label} header value does not match the argument")
-
-
-async def _json(send: Send, status: int, body: dict[str, Any]) -> None:
-    data = _encode(body)
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [*_JSON_HEADERS, (b"content-length", str(len(data)).encode())],
-    })
-    await send({"type": "http.response.body", "body": data})
-
-
-async def _error(send: Send, rid: Any, exc: McpError) -> None:
-    await _json(send, http_status(exc.code), error_response(rid, exc))
-
-
-async def _plain(
-    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    headers = [(b"content-length", str(len(body)).encode())]
-    if body:
-        headers.append((b"content-type", b"text/plain; charset=utf-8"))
-    if extra:
-        headers.extend(extra)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 def _is_loopback(host: str) -> bool:

@@ -8,7 +8,7 @@
   log line, a server-to-client request), with an SSE stream ending in the response. Every event
   has an id `<stream>_<seq>`; clients on 2025-11-25 first get a priming event (id, empty data,
   `retry`) so they can resume the stream with `Last-Event-ID` if it breaks or the server ends it
-  early (`rondo.server.legacy.close_stream`, SSE polling).
+  early (`rondo.legacy.close_stream`, SSE polling).
 - POST of a notification or of a response to one of our requests: 202.
 - GET: the session's standalone stream (list changes, resource updates), or, with
   `Last-Event-ID`, the replay and continuation of the stream that id belongs to.
@@ -24,38 +24,31 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from ..server.dispatch import error_response
-from ..server.legacy import (
-    SESSION_NOT_FOUND,
-    LegacyCall,
-    LegacyConfig,
-    LegacyDialect,
-    LegacySession,
-    is_legacy_start,
-)
-from ..wire.errors import INVALID_REQUEST, McpError
+from ..server.legacy import LegacyDialect
+from ..server.sessions import LegacyCall, LegacyConfig, LegacySession
+from ..wire.era import is_legacy_start
+from ..wire.errors import INVALID_REQUEST, SERVER_BUSY, SESSION_NOT_FOUND, McpError
+from ..wire.jsonrpc import duplicate_id, error_response, is_response, readable_id
 from ..wire.meta import LEGACY_VERSIONS
+from .asgi import (
+    KEEPALIVE_FRAME,
+    Headers,
+    Receive,
+    Send,
+    header_value,
+    send_error,
+    send_json,
+    send_plain,
+    sse_frame,
+    start_stream,
+)
 
 if TYPE_CHECKING:
     from .http import HttpApp
 
 log = logging.getLogger("rondo.http.legacy")
-
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
-Headers = dict[bytes, list[bytes]]
-
-_encode = msgspec.json.encode
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
-]
 REPLAY_LIMIT = 256  # events kept per request stream for Last-Event-ID replay
 STANDALONE_REPLAY = 64  # events kept on the standalone GET stream
 DETACHED_LIMIT = 16  # unfinished request streams a session keeps after their connection dropped
@@ -79,7 +72,7 @@ class Stream:
 
     def push(self, msg: dict[str, Any]) -> None:
         self.seq += 1
-        frame = b"id: " + self.event_id(self.seq).encode() + b"\nevent: message\ndata: " + _encode(msg) + b"\n\n"
+        frame = sse_frame(msg, self.event_id(self.seq))
         self.events.append((self.seq, frame))
         if self.conn is not None:
             self.conn.poke()
@@ -184,27 +177,26 @@ class LegacyHttp:
     async def handle_http(self, scope: dict[str, Any], receive: Receive, send: Send,
                           headers: Headers, msg: dict[str, Any] | None) -> None:
         method = scope["method"]
-        sid = _header(headers, b"mcp-session-id")
+        sid = header_value(headers, b"mcp-session-id")
         if method == "POST" and msg is not None:
             if sid is None:
                 await self._sessionless(msg, send)
                 return
         elif sid is None:
-            await _error(send, 400, None, McpError(-32000, "Bad Request: Mcp-Session-Id header is required"))
+            await send_error(send, None, McpError(SERVER_BUSY, "Bad Request: Mcp-Session-Id header is required"), 400)
             return
         session = self.dialect.sessions.get(sid)
         if session is None or session.transport is None:
-            rid = msg.get("id") if msg is not None else None
-            await _error(send, 404, rid if _id_ok(rid) else None, McpError(SESSION_NOT_FOUND, "Session not found"))
+            await send_error(send, readable_id(msg), McpError(SESSION_NOT_FOUND, "Session not found"), 404)
             return
-        version = _header(headers, b"mcp-protocol-version")
+        version = header_value(headers, b"mcp-protocol-version")
         if version is not None and version not in LEGACY_VERSIONS:
-            await _error(send, 400, None, McpError(
+            await send_error(send, None, status=400, exc=McpError(
                 INVALID_REQUEST, f"Bad Request: unsupported MCP-Protocol-Version {version!r} for this session"))
             return
         if method == "DELETE":
             self.dialect.end(session)
-            await _plain(send, 200)
+            await send_plain(send, 200)
         elif method == "GET":
             await self._get(session, headers, receive, send)
         else:
@@ -214,38 +206,36 @@ class LegacyHttp:
     # -- POST --------------------------------------------------------------------------------
 
     async def _sessionless(self, msg: dict[str, Any], send: Send) -> None:
-        rid = msg.get("id")
         if not is_legacy_start(msg):
-            await _error(send, 400, rid if _id_ok(rid) else None, McpError(
-                -32000, "Bad Request: Mcp-Session-Id header is required (send initialize first)"))
+            await send_error(send, readable_id(msg), McpError(
+                SERVER_BUSY, "Bad Request: Mcp-Session-Id header is required (send initialize first)"), 400)
             return
         session, response = self.dialect.initialize(msg)
         if session is None:
             code = response["error"]["code"]
-            await _json(send, 503 if code == -32000 else 400, response)
+            await send_json(send, 503 if code == SERVER_BUSY else 400, response)
             return
         state = HttpState()
         session.transport = state
         session.outlet = state.notify
         session.on_close = state.close
-        await _json(send, 200, response, [(b"mcp-session-id", session.id.encode())])
+        await send_json(send, 200, response, [(b"mcp-session-id", session.id.encode())])
 
     async def _post(self, session: LegacySession, msg: dict[str, Any], scope: dict[str, Any],
                     receive: Receive, send: Send) -> None:
         if "method" not in msg:
-            if "id" in msg and ("result" in msg or "error" in msg):
+            if is_response(msg):
                 session.deliver(msg)
-                await _plain(send, 202)
+                await send_plain(send, 202)
                 return
-            await _error(send, 400, None, McpError(INVALID_REQUEST, "Invalid Request: method must be a string"))
+            await send_error(send, None, McpError(INVALID_REQUEST, "Invalid Request: method must be a string"), 400)
             return
         if "id" not in msg:
             self.dialect.notification(session, msg)
-            await _plain(send, 202)
+            await send_plain(send, 202)
             return
-        rid = msg["id"]
-        if _id_ok(rid) and session.inflight and rid in session.inflight:
-            await _error(send, 400, None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}"))
+        if msg["id"] in session.inflight:
+            await send_error(send, None, duplicate_id(msg["id"]), 400)
             return
         await self._request(session, msg, scope, receive, send)
 
@@ -278,7 +268,7 @@ class LegacyHttp:
 
         call = LegacyCall(session, push, closer)
         task = loop.create_task(self.dialect.answer(session, msg, call, scope.get("auth")))
-        self.dialect.track(session, msg["id"], task)
+        session.inflight.track(msg["id"], task)
 
         def finished(t: asyncio.Task[Any]) -> None:
             stream = box.stream
@@ -295,12 +285,12 @@ class LegacyHttp:
         stream = box.stream
         if stream is None:
             if not task.done():  # the session ended under us
-                await _error(send, 404, None, McpError(SESSION_NOT_FOUND, "Session not found"))
+                await send_error(send, None, McpError(SESSION_NOT_FOUND, "Session not found"), 404)
                 return
             response = None if task.cancelled() else task.result()
             if response is None:
                 response = error_response(msg.get("id"), McpError(-32603, "Request cancelled"))
-            await _json(send, 200, response)
+            await send_json(send, 200, response)
             return
         first = b""
         if session.version >= POLLING_VERSION:
@@ -310,12 +300,12 @@ class LegacyHttp:
     # -- GET ---------------------------------------------------------------------------------
 
     async def _get(self, session: LegacySession, headers: Headers, receive: Receive, send: Send) -> None:
-        accept = _header(headers, b"accept")
+        accept = header_value(headers, b"accept")
         if accept is not None and "text/event-stream" not in accept and "*/*" not in accept:
-            await _error(send, 406, None, McpError(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"))
+            await send_error(send, None, status=406, exc=McpError(INVALID_REQUEST, "Not Acceptable: GET needs Accept: text/event-stream"))
             return
         state: HttpState = session.transport
-        last = _header(headers, b"last-event-id")
+        last = header_value(headers, b"last-event-id")
         stream, sent = (None, 0)
         if last is not None:
             stream, sent = _resume_point(state, last)
@@ -344,7 +334,7 @@ class LegacyHttp:
         watcher = loop.create_task(_watch(receive, conn))
         state.live += 1
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await start_stream(send)
             if first:
                 await send({"type": "http.response.body", "body": first, "more_body": True})
             while True:
@@ -364,7 +354,7 @@ class LegacyHttp:
                 try:
                     await asyncio.wait_for(asyncio.shield(conn.wake), self.keepalive)
                 except TimeoutError:
-                    await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+                    await send({"type": "http.response.body", "body": KEEPALIVE_FRAME, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             conn.gone = True
@@ -399,36 +389,6 @@ def _resume_point(state: HttpState, last: str) -> tuple[Stream | None, int]:
 
 def _priming(stream: Stream, seq: int, retry_ms: int) -> bytes:
     return b"id: " + stream.event_id(seq).encode() + b"\nretry: " + str(retry_ms).encode() + b"\ndata: \n\n"
-
-
-def _header(headers: Headers, name: bytes) -> str | None:
-    values = headers.get(name)
-    if not values:
-        return None
-    return values[0].decode("latin-1").strip()
-
-
-def _id_ok(rid: Any) -> bool:
-    return rid is not None and not isinstance(rid, bool) and isinstance(rid, str | int)
-
-
-async def _json(send: Send, status: int, body: dict[str, Any],
-                extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = _encode(body)
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    if extra:
-        headers.extend(extra)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
-
-
-async def _error(send: Send, status: int, rid: Any, exc: McpError) -> None:
-    await _json(send, status, error_response(rid, exc))
-
-
-async def _plain(send: Send, status: int) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})
-    await send({"type": "http.response.body", "body": b""})
 
 
 __all__ = ["LegacyHttp", "HttpState", "Stream"]

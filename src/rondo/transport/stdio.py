@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..server.dispatch import error_response, request_shape
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
+from ..wire.jsonrpc import error_response, not_an_object, request_shape
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -82,7 +82,7 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
         send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
         return True
     if not isinstance(msg, dict):
-        send(error_response(None, McpError(INVALID_REQUEST, "Invalid Request: expected a JSON object")))
+        send(error_response(None, not_an_object(msg)))
         return True
     method = msg.get("method")
     if method == "initialize" or "id" not in msg:

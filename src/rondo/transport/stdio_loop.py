@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
-from ..server.dispatch import error_response
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
+from ..wire.jsonrpc import error_response, not_an_object
+from .connection import Connection
 from .stdio import write_all
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ _decode = msgspec.json.decode
 
 
 class StdioSession:
-    """Reads messages, runs each request as its own task, writes one line per message."""
+    """stdio's byte adapter over a `Connection`: one JSON message per line, each way."""
 
     def __init__(
         self,
@@ -37,13 +38,8 @@ class StdioSession:
         *,
         auth: Any = None,
     ) -> None:
-        self.server = server
         self._write = write
-        self.auth = auth
-        self.inflight: dict[Any, asyncio.Task[Any]] = {}
-        self.listeners: set[Any] = set()
-        self._handle = server.core.handle
-        self.legacy: Any = None  # a PipeSession once a handshake-era client sends initialize
+        self.connection = Connection(server, self.send, auth=auth)
 
     def send(self, message: dict[str, Any]) -> None:
         self._write(_encode(message) + b"\n")
@@ -58,77 +54,13 @@ class StdioSession:
             self.send(error_response(None, McpError(PARSE_ERROR, "Parse error: invalid JSON")))
             return
         if not isinstance(msg, dict):
-            self.send(error_response(None, McpError(INVALID_REQUEST, "Invalid Request: expected a JSON object")))
+            self.send(error_response(None, not_an_object(msg)))
             return
-        if (self.legacy is not None or msg.get("method") == "initialize") and self._legacy(msg):
-            return
-        if "id" not in msg:
-            self._notification(msg)
-            return
-        rid = msg["id"]
-        if isinstance(rid, str | int) and not isinstance(rid, bool) and rid in self.inflight:
-            self.send(error_response(None, McpError(INVALID_REQUEST, f"Duplicate request id {rid!r}")))
-            return
-        task = asyncio.ensure_future(self._run(msg))
-        if isinstance(rid, str | int) and not isinstance(rid, bool):
-            self.inflight[rid] = task
-            if msg.get("method") == "subscriptions/listen":
-                self.listeners.add(rid)
-            task.add_done_callback(functools.partial(self._forget, rid))
-
-    def _legacy(self, msg: dict[str, Any]) -> bool:
-        """Serve handshake-era messages: `initialize` opens the session, later ones use it.
-
-        Messages carrying modern `_meta` stay on the 2026-07-28 path either way.
-        """
-        from ..server.legacy import PipeSession, has_modern_meta, is_legacy_start
-
-        if self.legacy is None:
-            if not is_legacy_start(msg):
-                return False
-            legacy = PipeSession(self.server, self.send, auth=self.auth)
-            self.send(legacy.start(msg))
-            if legacy.session is not None:
-                self.legacy = legacy
-            else:
-                legacy.close()
-            return True
-        if has_modern_meta(msg):
-            return False
-        self.legacy.feed(msg)
-        return True
-
-    def _forget(self, rid: Any, _task: asyncio.Task[Any]) -> None:
-        self.inflight.pop(rid, None)
-        self.listeners.discard(rid)
-
-    def _notification(self, msg: dict[str, Any]) -> None:
-        if msg.get("method") == "notifications/cancelled":
-            params = msg.get("params")
-            rid = params.get("requestId") if isinstance(params, dict) else None
-            task = self.inflight.get(rid) if isinstance(rid, str | int) else None
-            if task is not None:
-                task.cancel()
-
-    async def _run(self, msg: dict[str, Any]) -> None:
-        try:
-            response = await self._handle(msg, emit=self.send, auth=self.auth)
-        except asyncio.CancelledError:
-            return  # cancelled by the client: nothing more is sent for this request
-        if response is not None:
-            self.send(response)
+        self.connection.feed(msg)
 
     async def drain(self) -> None:
         """At end of input: finish what is running, end listen streams."""
-        if self.legacy is not None:
-            await self.legacy.drain()
-        for rid in list(self.listeners):
-            task = self.inflight.get(rid)
-            if task is not None:
-                task.cancel()
-        pending = [t for t in self.inflight.values() if not t.done()]
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        await self.connection.drain()
 
 
 def _stdout_writer(out: BinaryIO) -> Callable[[bytes], None]:

@@ -82,3 +82,21 @@ def missing_capability(required: dict[str, Any]) -> McpError:
 def resource_not_found(uri: str) -> McpError:
     """The 2026-07-28 answer for a resource that does not exist (SEP-2164)."""
     return McpError(INVALID_PARAMS, "Resource not found", {"uri": uri})
+
+
+# One message for every refused `requestState`: the client learns nothing about which check
+# failed (the real reason is logged at debug level by the state boundary).
+STATE_REJECTED_MESSAGE = (
+    "Invalid requestState: altered, expired, already used, or not issued for this request"
+)
+
+
+def state_rejected() -> McpError:
+    """The one error every refused `requestState` becomes (-32602, fixed message, no data)."""
+    return McpError(INVALID_PARAMS, STATE_REJECTED_MESSAGE)
+
+
+# 2025-11-25 codes that 2026-07-28 replaced or never had.
+LEGACY_RESOURCE_NOT_FOUND = -32002  # 2026-07-28 uses -32602 (SEP-2164)
+SESSION_NOT_FOUND = -32001
+SERVER_BUSY = -32000

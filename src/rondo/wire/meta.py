@@ -21,3 +21,8 @@ LOG_LEVELS: tuple[str, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",
 )
 LOG_LEVEL_RANK = {name: rank for rank, name in enumerate(LOG_LEVELS)}
+
+# The three methods that may answer `input_required` (MRTR), and the body field each one's
+# `Mcp-Name` header mirrors on Streamable HTTP.
+INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}

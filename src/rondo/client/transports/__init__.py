@@ -7,8 +7,11 @@ returns). `request` returns the response whose id matches; `notify` sends a noti
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import shlex
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
+
+from rondo.wire.jsonrpc import is_response
 
 Json = dict[str, Any]
 Incoming = Callable[[Json], Awaitable[Json | None]]
@@ -17,6 +20,9 @@ Incoming = Callable[[Json], Awaitable[Json | None]]
 class Transport(Protocol):
     name: str
     legacy_version: str | None
+    # Does this transport carry per-request HTTP headers (so the client must send the
+    # `Mcp-Param-*` headers its tools' `x-mcp-header` annotations ask for)?
+    carries_headers: bool
 
     async def start(self, on_incoming: Incoming) -> None: ...
 
@@ -29,9 +35,31 @@ class Transport(Protocol):
     async def close(self) -> None: ...
 
 
-def is_response(message: Mapping[str, Any]) -> bool:
-    return "id" in message and "method" not in message and ("result" in message or "error" in message)
-
-
 def is_server_request(message: Mapping[str, Any]) -> bool:
     return "method" in message and message.get("id") is not None
+
+
+__all__ = ["Incoming", "Json", "Transport", "is_response", "is_server_request", "make_transport"]
+
+
+def make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any, auth: Any = None) -> Transport:
+    if hasattr(target, "request") and hasattr(target, "start"):
+        return target
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        from rondo.client.transports.http import HttpTransport
+
+        return HttpTransport(target, headers=headers, auth=auth)
+    if auth is not None:  # auth hook: OAuth is HTTP's; stdio servers read their environment
+        raise ValueError("auth= applies to HTTP targets only (stdio servers take credentials from their environment)")
+    if isinstance(target, str):
+        target = shlex.split(target)
+    if isinstance(target, Sequence) and not isinstance(target, str | bytes):
+        from rondo.client.transports.stdio import StdioTransport
+
+        return StdioTransport([str(part) for part in target], env=env, cwd=cwd, stderr=stderr)
+    if hasattr(target, "core"):
+        from rondo.client.transports.memory import MemoryTransport
+
+        return MemoryTransport(target)
+    raise TypeError(f"cannot connect to {target!r}: pass a rondo.Server, a URL or a command")
+

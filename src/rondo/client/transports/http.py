@@ -19,19 +19,20 @@ import httpx
 import msgspec
 
 from rondo.client.errors import HttpError, ProtocolError, TransportError
-from rondo.client.headers import encode_value
 from rondo.client.transports import Incoming, Json, is_response, is_server_request
 from rondo.client.transports.sse import SseParser, events
-from rondo.wire.meta import PROTOCOL_VERSION
+from rondo.wire.era import sent_legacy
+from rondo.wire.headers import encode_value
+from rondo.wire.meta import NAME_FIELDS, PROTOCOL_VERSION
 
 from ...wire.errors import DECODE_ERRORS
 
-_NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _ACCEPT = "application/json, text/event-stream"
 
 
 class HttpTransport:
     name = "http"
+    carries_headers = True  # Mcp-Name, Mcp-Param-* (the client computes the latter)
 
     def __init__(
         self,
@@ -75,7 +76,7 @@ class HttpTransport:
                     self.session_id = response.headers["mcp-session-id"]
                 return await self._answer_or_orphan(self._read_answer(response, rid, stack), rid)
         except asyncio.CancelledError:
-            if self._is_legacy(message):
+            if sent_legacy(message):
                 self._spawn(self._send_quietly({"jsonrpc": "2.0", "method": "notifications/cancelled",
                                                 "params": {"requestId": rid}}))
             raise
@@ -151,11 +152,6 @@ class HttpTransport:
 
     # -- headers -------------------------------------------------------------------------------
 
-    def _is_legacy(self, message: Mapping[str, Any]) -> bool:
-        params = message.get("params")
-        meta = params.get("_meta") if isinstance(params, Mapping) else None
-        return not (isinstance(meta, Mapping) and PROTOCOL_VERSION in meta)
-
     def _session_headers(self) -> dict[str, str]:
         out = dict(self.headers)
         if self.legacy_version:
@@ -166,7 +162,7 @@ class HttpTransport:
 
     def _headers(self, message: Mapping[str, Any], extra: Mapping[str, str] | None) -> dict[str, str]:
         out = {"Content-Type": "application/json", "Accept": _ACCEPT}
-        if self._is_legacy(message):
+        if sent_legacy(message):
             out.update(self._session_headers())
         else:
             out.update(self.headers)
@@ -175,7 +171,7 @@ class HttpTransport:
             method = message.get("method")
             if isinstance(method, str):
                 out["Mcp-Method"] = method
-                field = _NAME_FIELD.get(method)
+                field = NAME_FIELDS.get(method)
                 if field is not None and isinstance(params.get(field), str):
                     out["Mcp-Name"] = encode_value(params[field])
         out.update(extra or {})

@@ -12,6 +12,7 @@ from rondo.client.transports import Incoming, Json, is_server_request
 
 class MemoryTransport:
     name = "memory"
+    carries_headers = False
 
     def __init__(self, server: Any, *, auth: Any = None) -> None:
         self.server = server

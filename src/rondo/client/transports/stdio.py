@@ -37,6 +37,7 @@ def child_env(env: Mapping[str, str] | None) -> dict[str, str]:
 
 class StdioTransport:
     name = "stdio"
+    carries_headers = False
 
     def __init__(
         self,

@@ -1,0 +1,165 @@
+"""The transport-free core: one request in, one result (plus notifications) out.
+
+`Core.handle` answers a whole 2026-07-28 message (stdio, memory, tests). Transports that
+interleave their own checks (Streamable HTTP with its headers) build a `Request` and call
+`dispatch`. Which methods exist is the method table's business (`methods.py`); what an era
+allows is the request's dialect's (`modern.py`, `legacy.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..mrtr.ask import load_envelope
+from ..mrtr.result import AskInterrupt, InputRequired
+from ..wire.envelope import check_version, envelope
+from ..wire.errors import (
+    McpError,
+    internal_error,
+    invalid_params,
+    method_not_found,
+    resource_not_found,
+)
+from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
+from .methods import BUILTIN, Method
+from .modern import ModernDialect
+from .request import Emit, Request, _noop
+from .subscriptions import Subscriptions
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .server import Server
+
+log = logging.getLogger("rondo.server")
+
+
+class Core:
+    """Answers requests for one `Server`. Holds no per-client state."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.subscriptions = Subscriptions()
+        self.methods: dict[str, Method] = {m.name: m for m in BUILTIN}
+        for method in server.extra_methods:
+            self.methods[method.name] = method
+        self.modern = ModernDialect(self)
+
+    # -- entry points ----------------------------------------------------------------------------
+
+    async def handle(
+        self, msg: Any, *, emit: Emit = _noop, auth: Any = None
+    ) -> dict[str, Any] | None:
+        """Answer one decoded 2026-07-28 message; None for notifications. Never raises for bad
+        input (the transport handles `notifications/cancelled` itself)."""
+        try:
+            rid, method, params, is_request = request_shape(msg)
+            if not is_request:
+                return None
+            env = envelope(params)
+            check_version(env)
+            result = await self.dispatch(
+                Request(rid, method, params, env, self.modern, emit=emit, auth=auth)
+            )
+            return result_response(rid, result)
+        except McpError as exc:
+            return error_response(readable_id(msg), exc)
+        except Exception:
+            log.exception("unexpected failure answering a request")
+            return error_response(readable_id(msg), internal_error())
+
+    async def dispatch(self, req: Request) -> dict[str, Any]:
+        """Run the request's method and return its result object, shaped by the dialect.
+        Raises McpError."""
+        method = self.methods.get(req.method)
+        if method is None or req.dialect.era not in method.eras:
+            raise method_not_found(req.method)
+        gate = method.gate
+        if gate is not None and gate not in self.server.capabilities():
+            raise method_not_found(req.method)
+        try:
+            result = await method.handler(self, req)
+        except AskInterrupt:
+            # `invoke` turns ctx.ask into input_required for the methods that may ask; one
+            # reaching here came from anywhere else (a hook holding on to a Context, say).
+            raise internal_error(
+                f"{req.method} cannot ask for input (only tools/call, prompts/get and "
+                "resources/read can)"
+            ) from None
+        return req.dialect.finish(req, result)
+
+    def may_suspend(self, method: str, params: Mapping[str, Any]) -> bool:
+        """Could answering this request wait on something (an async handler, a stream)?
+
+        When it cannot, a transport may await `dispatch` inline instead of running it as a
+        concurrent task: whatever it emits is already known when the result is.
+        """
+        row = self.methods.get(method)
+        return row is not None and row.suspends is not None and row.suspends(self, params)
+
+    # -- the one path tools, prompts and resources share ------------------------------------------
+
+    async def invoke(
+        self,
+        req: Request,
+        component: Any,
+        arguments: Any,
+        refuse: Callable[[str], Any],
+    ) -> tuple[bool, Any]:
+        """Build the context, open the retry envelope, bind the arguments and run the component.
+
+        Returns `(True, result dict)` when the round is already answered (input_required, or
+        `refuse(reason)` for arguments that do not bind) and `(False, value)` for the
+        component's own return value, which the caller shapes.
+        """
+        dialect = req.dialect
+        ctx = dialect.context(self, req)
+        params = req.params
+        if "inputResponses" in params or "requestState" in params:
+            self.open_retry(ctx, params)
+        sig = component.signature
+        try:
+            kwargs = sig.bind(arguments)
+        except Exception as exc:
+            from .schema import ArgumentError  # only refusals pay for the import
+
+            if not isinstance(exc, ArgumentError):
+                raise
+            return True, refuse(str(exc))
+        value = await dialect.run(ctx, component.fn, sig, kwargs)
+        if isinstance(value, InputRequired):
+            return True, dialect.input_required(ctx, value)
+        return False, value
+
+    def open_retry(self, ctx: Context, params: Mapping[str, Any]) -> None:
+        """Check the retry envelope and open the request state before any handler runs."""
+        if "inputResponses" in params:
+            responses = params["inputResponses"]
+            if not isinstance(responses, dict):
+                raise invalid_params("inputResponses must be an object")
+            for key, value in responses.items():
+                if not isinstance(value, dict):
+                    raise invalid_params(f"Invalid input response for '{key}': expected an object")
+            ctx.input_responses = responses
+        if "requestState" in params:
+            token = params["requestState"]
+            policy = self.server.state_policy
+            if policy is None:
+                if not isinstance(token, str):
+                    raise invalid_params("requestState must be a string")
+                ctx.state = token
+            else:
+                # The policy refuses every bad token (non-strings included) with one message.
+                load_envelope(ctx, policy.open_for(ctx, token))
+
+    def find_resource(self, uri: str) -> tuple[Any, dict[str, str]]:
+        resource = self.server.resources.get(uri)
+        if resource is not None:
+            return resource, {}
+        for template in self.server.templates.values():
+            assert template.template is not None
+            variables = template.template.match(uri)
+            if variables is not None:
+                return template, variables
+        raise resource_not_found(uri)

@@ -1,0 +1,382 @@
+"""The method table: every JSON-RPC method a server answers, declared once.
+
+A `Method` names its era(s), the server capability that gates it (not advertised -> -32601),
+its handler `async (core, request) -> result dict`, and whether answering it can wait on
+something (`suspends`). Extensions and `Server.method` add rows; dispatch never changes.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..mrtr.result import InputRequired
+from ..wire.era import LEGACY, MODERN
+from ..wire.errors import (
+    McpError,
+    internal_error,
+    invalid_params,
+    method_not_found,
+    resource_not_found,
+)
+from ..wire.meta import LOG_LEVEL_RANK, MODERN_VERSIONS, SUBSCRIPTION_ID
+
+if TYPE_CHECKING:
+    from .core import Core
+    from .request import Request
+
+log = logging.getLogger("rondo.server")
+
+Handler = Callable[["Core", "Request"], Awaitable[dict[str, Any]]]
+BOTH = frozenset({MODERN, LEGACY})
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """One row of the table. `suspends(core, params)` says whether answering may await
+    something (an async handler, a stream); transports answer the others inline."""
+
+    name: str
+    handler: Handler
+    eras: frozenset[str] = BOTH
+    gate: str | None = None
+    suspends: Callable[[Core, Mapping[str, Any]], bool] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("a method needs a non-empty name")
+        if not self.eras or not self.eras <= BOTH:
+            raise ValueError(f"method {self.name!r}: eras must be a subset of {sorted(BOTH)}")
+        if not callable(self.handler):
+            raise TypeError(f"method {self.name!r}: handler must be an async callable")
+
+
+def era_set(era: str | tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    """`"both"`, `"modern"`, `"legacy"` or a collection of those, as a frozenset of eras."""
+    if era == "both":
+        return BOTH
+    if isinstance(era, str):
+        return frozenset({era})
+    return frozenset(era)
+
+
+# -- discovery and listing -------------------------------------------------------------------
+
+
+async def discover(core: Core, req: Request) -> dict[str, Any]:
+    server = core.server
+    result: dict[str, Any] = {
+        "supportedVersions": list(MODERN_VERSIONS),
+        "capabilities": server.capabilities(),
+        "ttlMs": server.discover_ttl_ms,
+        "cacheScope": "public",
+    }
+    if server.instructions is not None:
+        result["instructions"] = server.instructions
+    return result
+
+
+def page(core: Core, items: list[Any], params: Mapping[str, Any], key: str) -> dict[str, Any]:
+    cursor = params.get("cursor")
+    start = 0 if cursor is None else _decode_cursor(cursor, len(items))
+    server = core.server
+    end = start + server.page_size
+    result: dict[str, Any] = {key: [item.wire for item in items[start:end]]}
+    if end < len(items):
+        result["nextCursor"] = _encode_cursor(end)
+    result["ttlMs"] = server.list_ttl_ms
+    result["cacheScope"] = server.list_cache_scope
+    return result
+
+
+def _lister(registry: str, key: str) -> Handler:
+    async def list_items(core: Core, req: Request) -> dict[str, Any]:
+        return page(core, list(getattr(core.server, registry).values()), req.params, key)
+
+    list_items.__name__ = f"list_{registry}"
+    return list_items
+
+
+# -- the three methods that may ask for input ------------------------------------------------
+
+
+def _arguments(params: Mapping[str, Any]) -> Any:
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, dict):
+        raise invalid_params("arguments must be an object")
+    return arguments
+
+
+async def tools_call(core: Core, req: Request) -> dict[str, Any]:
+    from .content import ToolError, text, tool_result
+
+    params = req.params
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise invalid_params("tools/call needs a tool name")
+    tool = core.server.tools.get(name)
+    if tool is None:
+        raise invalid_params(f"Unknown tool: {name}")
+    arguments = _arguments(params)
+    try:
+        done, value = await core.invoke(req, tool, arguments, _tool_refusal)
+    except ToolError as exc:
+        return {"content": [text(str(exc))], "isError": True}
+    except McpError:
+        raise
+    except Exception as exc:
+        log.exception("tool %r failed", name)
+        return {"content": [text(f"Tool {name!r} failed: {exc}")], "isError": True}
+    return value if done else tool_result(value, tool.signature)
+
+
+def _tool_refusal(reason: str) -> dict[str, Any]:
+    # Arguments that do not fit the schema are a tool error the model can correct, not -32602.
+    return {"content": [{"type": "text", "text": reason}], "isError": True}
+
+
+async def prompts_get(core: Core, req: Request) -> dict[str, Any]:
+    from .content import prompt_messages
+
+    params = req.params
+    name = params.get("name")
+    if not isinstance(name, str):
+        raise invalid_params("prompts/get needs a prompt name")
+    prompt = core.server.prompts.get(name)
+    if prompt is None:
+        raise invalid_params(f"Unknown prompt: {name}")
+    arguments = _arguments(params)
+    for required in prompt.required:
+        if not arguments or required not in arguments:
+            raise invalid_params(f"Missing required argument '{required}' for prompt {name}")
+
+    def refuse(reason: str) -> Any:
+        raise invalid_params(reason)
+
+    done, value = await core.invoke(req, prompt, arguments, refuse)
+    if done:
+        return value
+    result: dict[str, Any] = {"messages": prompt_messages(value)}
+    description = prompt.wire.get("description")
+    if description is not None:
+        result["description"] = description
+    return result
+
+
+async def resources_read(core: Core, req: Request) -> dict[str, Any]:
+    from .content import resource_contents
+
+    uri = req.params.get("uri")
+    if not isinstance(uri, str):
+        raise invalid_params("resources/read needs a uri")
+    component, variables = core.find_resource(uri)
+
+    def refuse(reason: str) -> Any:
+        raise resource_not_found(uri)
+
+    done, value = await core.invoke(req, component, variables, refuse)
+    if done:
+        return value
+    contents = resource_contents(value, uri, component.mime_type)
+    if not contents:
+        raise resource_not_found(uri)
+    server = core.server
+    return {
+        "contents": contents,
+        "ttlMs": component.ttl_ms if component.ttl_ms is not None else server.read_ttl_ms,
+        "cacheScope": component.cache_scope or server.read_cache_scope,
+    }
+
+
+def _tool_waits(core: Core, params: Mapping[str, Any]) -> bool:
+    tool = core.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+    return tool is not None and _waits(tool.signature)
+
+
+def _prompt_waits(core: Core, params: Mapping[str, Any]) -> bool:
+    prompt = core.server.prompts.get(params.get("name"))  # type: ignore[arg-type]
+    return prompt is not None and _waits(prompt.signature)
+
+
+def _resource_waits(core: Core, params: Mapping[str, Any]) -> bool:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        return False
+    try:
+        component, _ = core.find_resource(uri)
+    except McpError:
+        return False
+    return _waits(component.signature)
+
+
+def _waits(sig: Any) -> bool:
+    return bool(sig.is_async or sig.threaded)
+
+
+# -- completion and subscriptions ----------------------------------------------------------
+
+
+async def complete(core: Core, req: Request) -> dict[str, Any]:
+    from .server import COMPLETION_LIMIT
+
+    params = req.params
+    ref = params.get("ref")
+    argument = params.get("argument")
+    if not isinstance(ref, dict) or ref.get("type") not in ("ref/prompt", "ref/resource"):
+        raise invalid_params("completion/complete needs ref of type ref/prompt or ref/resource")
+    if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+        raise invalid_params("completion/complete needs argument {name, value}")
+    if ref["type"] == "ref/prompt" and (
+        not isinstance(ref.get("name"), str) or ref["name"] not in core.server.prompts
+    ):
+        raise invalid_params(f"Unknown prompt: {ref.get('name')}")
+    context = params.get("context")
+    context_args = context.get("arguments", {}) if isinstance(context, dict) else {}
+    hook = core.server.completion_handler
+    assert hook is not None  # gated by the completions capability
+    value = hook(ref, argument, context_args)
+    if inspect.iscoroutine(value):
+        value = await value
+    if isinstance(value, InputRequired):
+        raise internal_error(
+            "completion/complete cannot answer input_required "
+            "(only tools/call, prompts/get and resources/read can)"
+        )
+    if isinstance(value, dict):
+        values = list(value.get("values", []))
+        completion: dict[str, Any] = {"values": values[:COMPLETION_LIMIT]}
+        for key in ("total", "hasMore"):
+            if key in value:
+                completion[key] = value[key]
+    else:
+        values = [str(v) for v in (value or [])]
+        completion = {"values": values[:COMPLETION_LIMIT], "total": len(values),
+                      "hasMore": len(values) > COMPLETION_LIMIT}
+    return {"completion": completion}
+
+
+def _completion_waits(core: Core, params: Mapping[str, Any]) -> bool:
+    return inspect.iscoroutinefunction(core.server.completion_handler)
+
+
+async def listen(core: Core, req: Request) -> dict[str, Any]:
+    from .subscriptions import Listener
+
+    wanted = req.params.get("notifications")
+    if not isinstance(wanted, dict):
+        raise invalid_params("subscriptions/listen needs a notifications filter object")
+    caps = core.server.capabilities()
+    honoured: dict[str, Any] = {}
+    flags: set[str] = set()
+    for flag, cap in (
+        ("toolsListChanged", "tools"),
+        ("promptsListChanged", "prompts"),
+        ("resourcesListChanged", "resources"),
+    ):
+        if wanted.get(flag) is True and caps.get(cap, {}).get("listChanged"):
+            honoured[flag] = True
+            flags.add(flag)
+    uris: tuple[str, ...] = ()
+    subs = wanted.get("resourceSubscriptions")
+    if subs is not None:
+        if not isinstance(subs, list) or not all(isinstance(u, str) for u in subs):
+            raise invalid_params("resourceSubscriptions must be an array of URIs")
+        if caps.get("resources", {}).get("subscribe"):
+            uris = tuple(subs)
+            honoured["resourceSubscriptions"] = list(subs)
+    rid = req.id
+    req.emit(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {SUBSCRIPTION_ID: rid}, "notifications": honoured},
+        }
+    )
+    listener = Listener(rid, frozenset(flags), uris, req.emit)
+    core.subscriptions.add(listener)
+    try:
+        import asyncio  # only streams need the event loop; see transport/stdio.py
+
+        await asyncio.Event().wait()  # until the client goes away (the transport cancels us)
+    finally:
+        core.subscriptions.remove(listener)
+    return {"_meta": {SUBSCRIPTION_ID: rid}}  # pragma: no cover - only reached if woken
+
+
+def _always(core: Core, params: Mapping[str, Any]) -> bool:
+    return True
+
+
+# -- 2025-11-25 only ---------------------------------------------------------------------------
+
+
+async def ping(core: Core, req: Request) -> dict[str, Any]:
+    return {}
+
+
+async def set_level(core: Core, req: Request) -> dict[str, Any]:
+    level = req.params.get("level")
+    if level not in LOG_LEVEL_RANK:
+        raise invalid_params(f"Unknown log level {level!r}")
+    req.call.session.log_level = level
+    return {}
+
+
+async def subscribe(core: Core, req: Request) -> dict[str, Any]:
+    if not core.server.capabilities().get("resources", {}).get("subscribe"):
+        raise method_not_found(req.method)
+    uri = req.params.get("uri")
+    if not isinstance(uri, str) or not uri:
+        raise invalid_params(f"{req.method} needs a uri")
+    session = req.call.session
+    if req.method == "resources/subscribe":
+        if session.subscriptions is None:
+            session.subscriptions = set()
+        session.subscriptions.add(uri)
+    elif session.subscriptions is not None:
+        session.subscriptions.discard(uri)
+    return {}
+
+
+_MODERN = frozenset({MODERN})
+_LEGACY = frozenset({LEGACY})
+
+BUILTIN: tuple[Method, ...] = (
+    Method("server/discover", discover, _MODERN),
+    Method("tools/list", _lister("tools", "tools"), gate="tools"),
+    Method("tools/call", tools_call, gate="tools", suspends=_tool_waits),
+    Method("resources/list", _lister("resources", "resources"), gate="resources"),
+    Method("resources/templates/list", _lister("templates", "resourceTemplates"), gate="resources"),
+    Method("resources/read", resources_read, gate="resources", suspends=_resource_waits),
+    Method("prompts/list", _lister("prompts", "prompts"), gate="prompts"),
+    Method("prompts/get", prompts_get, gate="prompts", suspends=_prompt_waits),
+    Method("completion/complete", complete, gate="completions", suspends=_completion_waits),
+    Method("subscriptions/listen", listen, _MODERN, suspends=_always),
+    Method("ping", ping, _LEGACY),
+    Method("logging/setLevel", set_level, _LEGACY),
+    Method("resources/subscribe", subscribe, _LEGACY, gate="resources"),
+    Method("resources/unsubscribe", subscribe, _LEGACY, gate="resources"),
+)
+
+
+def _encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: Any, total: int) -> int:
+    if not isinstance(cursor, str):
+        raise invalid_params("Invalid cursor")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        if not raw.startswith("o"):
+            raise ValueError
+        offset = int(raw[1:])
+    except (ValueError, UnicodeDecodeError):
+        raise invalid_params("Invalid cursor") from None
+    if offset < 0 or offset > total:
+        raise invalid_params("Invalid cursor")
+    return offset

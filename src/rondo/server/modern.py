@@ -1,0 +1,117 @@
+"""The 2026-07-28 dialect: contexts from `_meta`, `resultType` on every result, and `ctx.ask`
+as a Multi Round-Trip interrupt that ends the round with a sealed `input_required`.
+
+A dialect is the few things an era decides; the core asks the request's dialect instead of
+testing which era it is. The legacy one (`legacy.py`) has the same members.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..mrtr.ask import ask_by_interrupt, envelope_for
+from ..mrtr.result import AskInterrupt, InputRequired
+from ..wire.era import MODERN as MODERN_ERA
+from ..wire.errors import internal_error
+from ..wire.meta import SERVER_INFO
+from .context import Context
+
+if TYPE_CHECKING:
+    from .core import Core
+    from .request import Request
+
+
+class ModernDialect:
+    """What the 2026-07-28 wire allows, for one server."""
+
+    era = MODERN_ERA
+
+    def __init__(self, core: Core | None = None) -> None:
+        server = core.server if core is not None else None
+        self._result_meta = (
+            {SERVER_INFO: server.info} if server is not None and server.server_info_in_results
+            else None
+        )
+
+    def context(self, core: Core, req: Request) -> Context:
+        return Context.for_request(core.server, req, self)
+
+    def finish(self, req: Request, result: dict[str, Any]) -> dict[str, Any]:
+        if "resultType" not in result:
+            result["resultType"] = "complete"
+        if self._result_meta is not None and "_meta" not in result:
+            result["_meta"] = self._result_meta
+        return result
+
+    def ask(self, ctx: Context, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
+        return ask_by_interrupt(ctx, requests, single=single)
+
+    def run(self, ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: dict[str, Any]) -> Any:
+        """Call a component, turning a `ctx.ask` interrupt into an InputRequired outcome.
+
+        Returns `run_component`'s coroutine itself: no extra frame on the hot path."""
+        return run_component(ctx, fn, sig, kwargs)
+
+    def input_required(self, ctx: Context, outcome: InputRequired) -> dict[str, Any]:
+        """Admit an input_required outcome and encode it, sealing the state for the next round."""
+        from ..mrtr.admission import admit
+
+        book = ctx._mrtr
+        requests = dict(outcome.input_requests)
+        if book is not None and book.pending:
+            for key, request in book.pending.items():
+                requests.setdefault(key, request)
+        policy = ctx.server.state_policy
+        token: str | None
+        if policy is None:
+            if outcome.state is not None and not isinstance(outcome.state, str):
+                raise internal_error("with state=None, InputRequired.state must be a string")
+            if book is not None and book.answers:
+                raise internal_error("ctx.ask needs a StatePolicy to carry answers between rounds")
+            token = outcome.state
+        else:
+            env = envelope_for(ctx, outcome.state, requests)
+            token = None if env is None else policy.seal_for(ctx, env)
+        admit(ctx, requests, token is not None)
+        result: dict[str, Any] = {"resultType": "input_required"}
+        if requests:
+            result["inputRequests"] = requests
+        if token is not None:
+            result["requestState"] = token
+        return result
+
+
+async def run_component(ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: dict[str, Any]) -> Any:
+    """Call a component's function with its context; a `ctx.ask` interrupt becomes InputRequired."""
+    if sig.context_param is not None:
+        kwargs[sig.context_param] = ctx
+    try:
+        if sig.is_async:
+            return await fn(**kwargs)
+        ctx._sync = True
+        if sig.threaded:
+            return await _in_thread(ctx, fn, kwargs)
+        return fn(**kwargs)
+    except AskInterrupt:
+        return InputRequired()
+
+
+async def _in_thread(ctx: Context, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Run a blocking handler in a worker thread; its notifications hop back to the loop."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    emit = ctx._emit
+    if emit is not None:
+
+        def hop(note: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(emit, note)
+
+        ctx._emit = hop
+    ctx._loop = loop
+    return await asyncio.to_thread(fn, **kwargs)
+
+
+# For a Context built by hand (tests, tools called directly): `ctx.ask` behaves as on 2026-07-28.
+MODERN = ModernDialect()

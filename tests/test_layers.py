@@ -1,0 +1,102 @@
+"""The import rule: layers only import downwards, `TYPE_CHECKING` and function-level imports
+included. wire -> kinds/state -> mrtr -> server -> transport -> client/fleet; the public face
+(`rondo`, `rondo.cli`, `rondo.elicit`, ...) sits on top and may import anything.
+
+The one sanctioned climb: `Server.asgi()` / `run_stdio()` / `run_http()` import a transport
+lazily inside the method body, as shortcuts for users.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+RANK = {"wire": 0, "kinds": 1, "state": 1, "mrtr": 2, "server": 3, "transport": 4, "client": 5,
+        "fleet": 5}
+SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
+             ("rondo.server.server", "rondo.transport.stdio")}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else None
+
+
+def imports_of(path: Path) -> list[tuple[str, int, bool]]:
+    """(imported module, line, inside a function body) for every import in a file."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text())
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+            if isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
+                    target = ".".join([*base, *([child.module] if child.module else [])])
+                else:
+                    target = child.module or ""
+                found.append((target, child.lineno, in_function))
+            elif isinstance(child, ast.Import):
+                found.extend((alias.name, child.lineno, in_function) for alias in child.names)
+            visit(child, nested)
+
+    visit(tree, False)
+    return found
+
+
+def climbs(root: Path = SRC / "rondo") -> list[str]:
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        module = _module_name(path)
+        here = _layer(module)
+        if here is None:
+            continue
+        for target, line, in_function in imports_of(path):
+            there = _layer(target)
+            if there is None or RANK[there] <= RANK[here]:
+                continue
+            if in_function and (module, target) in SHORTCUTS:
+                continue
+            bad.append(f"{module}:{line} imports {target} ({here} -> {there})")
+    return bad
+
+
+def test_imports_only_go_down_the_layers() -> None:
+    assert climbs() == []
+
+
+def test_the_checker_sees_type_checking_and_lazy_imports(tmp_path: Path) -> None:
+    # A checker that cannot fail is no referee: plant each kind of climb and see it caught.
+    pkg = tmp_path / "rondo" / "wire"
+    pkg.mkdir(parents=True)
+    (tmp_path / "rondo" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ..server.context import Context\n"
+        "def f():\n    from rondo.client import Client\n"
+    )
+    global SRC
+    saved, SRC = SRC, tmp_path
+    try:
+        found = climbs(tmp_path / "rondo")
+    finally:
+        SRC = saved
+    assert any("rondo.server.context" in line for line in found)
+    assert any("rondo.client" in line for line in found)
+
+
+@pytest.mark.parametrize("layer", sorted(RANK))
+def test_every_layer_exists(layer: str) -> None:
+    assert (SRC / "rondo" / layer).is_dir()
