@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (Python 3.11, Node 20, root).
-#   bash scripts/setup.sh            venv + Node 22 + conformance runner + test AS + redis-server + nginx
-#                                    (a component that cannot be installed fails set-up)
+#   bash scripts/setup.sh            venv + Node 22 + conformance runner + test AS + redis-server
+#                                    + nginx + tmux (a component that cannot be installed fails set-up)
 #   bash scripts/setup.sh --python   venv only (what `scripts/test.sh --fast` needs)
 # Quick when already done: each step keeps a stamp of the inputs it was built from.
 set -euo pipefail
@@ -126,6 +126,8 @@ apt_install() {  # binary version-flag package [fallback-package]
 
 setup_redis() { apt_install redis-server --version redis-server; }
 setup_nginx() { apt_install nginx -v nginx-light nginx; }
+# The `rondo call` sign-in test drives a real terminal.
+setup_tmux() { apt_install tmux -V tmux; }
 
 setup_venv
 if (( ! python_only )); then
@@ -135,4 +137,5 @@ if (( ! python_only )); then
   setup_interop_node
   setup_redis
   setup_nginx
+  setup_tmux
 fi

@@ -29,7 +29,23 @@ from rondo.client.types import (
 from rondo.kinds import ElicitResult, Root, SamplingResult
 from rondo.wire.errors import McpError
 
-__all__ = [
+# Authorization is imported on first use, so a client that never signs in does not pay for it.
+_AUTH_NAMES = frozenset({
+    "AuthError", "AuthorizationDenied", "ClientCredentials", "DiscoveryError", "EnterpriseAuth",
+    "FileTokenStore", "HeadlessRedirect", "InsufficientScope", "JwtBearer", "LoopbackRedirect",
+    "MemoryTokenStore", "OAuth",
+    "Redirect", "RedirectHandler", "RegistrationError", "Token", "TokenError", "TokenStore",
+})
+
+
+def __getattr__(name: str) -> object:
+    if name in _AUTH_NAMES:
+        from rondo.client import auth
+
+        return getattr(auth, name)
+    raise AttributeError(f"module 'rondo.client' has no attribute {name!r}")
+
+__all__ = [  # plus the authorization names in _AUTH_NAMES, resolved lazily
     "CallToolResult",
     "Client",
     "ClientError",

@@ -101,7 +101,9 @@ class Client:
     yourself with `manual=True`). `protocol` pins a version (a
     2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
-    `deadline` bound each input_required exchange; `timeout` bounds each request.
+    `deadline` bound each input_required exchange; `timeout` bounds each request. `auth`
+    (HTTP only) signs in to protected servers: `rondo.client.OAuth(...)` or
+    `rondo.client.ClientCredentials(...)`.
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class Client:
         stderr: Any = None,
         on_notification: Callable[[Json], Any] | None = None,
         extensions: Sequence[ClientExtension] = (),
+        auth: Any = None,
     ) -> None:
         if protocol not in (None, "auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
             raise ValueError(f"unknown protocol version {protocol!r}")
@@ -148,7 +151,9 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.on_notification = on_notification
-        self.transport: Transport = make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr)
+        # auth hook: an httpx.Auth (rondo.client.OAuth, ClientCredentials) for HTTP targets.
+        self.transport: Transport = make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr,
+                                                   auth=auth)
         self.cache = ResultCache()
         self.era: str | None = None  # "modern" or "legacy" once connected
         self.protocol_version: str | None = None

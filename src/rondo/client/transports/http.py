@@ -43,6 +43,7 @@ class HttpTransport:
         read_timeout: float | None = None,
         max_reconnects: int = 3,
         http_client: httpx.AsyncClient | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -52,6 +53,7 @@ class HttpTransport:
         self._timeout = httpx.Timeout(connect_timeout, read=read_timeout, write=30.0, pool=None)
         self._client = http_client
         self._own_client = http_client is None
+        self._auth = auth  # auth hook: OAuth adds the bearer token and handles 401/403
         self._on_incoming: Incoming | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting: dict[Any, asyncio.Future[Json]] = {}
@@ -59,7 +61,7 @@ class HttpTransport:
     async def start(self, on_incoming: Incoming) -> None:
         self._on_incoming = on_incoming
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, auth=self._auth)
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
         client = self._require_client()
