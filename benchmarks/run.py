@@ -1,4 +1,4 @@
-"""rondo vs the official `mcp` SDK and `fastmcp`, side by side, in one run.
+"""rondo vs a bare floor, the official `mcp` SDK and `fastmcp`, side by side, in one run.
 
     bash scripts/bench.sh                      # or: .venv/bin/python benchmarks/run.py
     .venv/bin/python benchmarks/run.py --targets rondo,mcp --duration 3
@@ -59,6 +59,7 @@ class Target:
 
 
 TARGETS = {
+    "floor": Target("floor", "bare floor", ROOT / ".venv/bin/python", HERE / "floor.py"),
     "rondo": Target("rondo", "rondo", ROOT / ".venv/bin/python", HERE / "server.py"),
     "mcp": Target(
         "mcp", "mcp 2.3.0", ANCHOR_VENVS / "mcp/bin/python", HERE / "anchors/mcp_server.py"
@@ -427,14 +428,14 @@ def ratio(a: float | None, b: float | None, higher_is_better: bool = True) -> st
 
 ROWS: list[tuple[str, str, int, bool, str]] = [
     # label, field, digits, higher is better, target
-    ("HTTP `add` requests/s", "http_rps", 0, True, "rondo ≥ 3x mcp"),
+    ("HTTP `add` requests/s", "http_rps", 0, True, "rondo ≥ 0.95x floor, ≥ 3x mcp"),
     ("HTTP `add` p50 latency (ms)", "http_p50_ms", 2, False, ""),
     ("HTTP `add` p99 latency (ms)", "http_p99_ms", 2, False, ""),
     ("HTTP `add` bad responses", "http_bad", 0, False, "0"),
-    ("HTTP MRTR `ask_color` flows/s", "mrtr_flows_per_s", 0, True, "rondo ≥ 3x mcp"),
+    ("HTTP MRTR `ask_color` flows/s", "mrtr_flows_per_s", 0, True, "rondo ≥ 0.75x floor, ≥ 5x mcp"),
     ("HTTP MRTR bad responses", "mrtr_bad", 0, False, "0"),
-    ("stdio `add` requests/s", "stdio_rps", 0, True, "rondo ≥ 3x mcp"),
-    ("cold start, stdio, median (ms)", "cold_start_ms", 0, False, "rondo ≤ 150 ms"),
+    ("stdio `add` requests/s", "stdio_rps", 0, True, "rondo ≥ 0.95x floor"),
+    ("cold start, stdio, median (ms)", "cold_start_ms", 0, False, "rondo ≤ 100 ms"),
     ("RSS idle, HTTP (MB)", "rss_idle_mb", 1, False, ""),
     ("peak RSS after HTTP load (MB)", "rss_peak_mb", 1, False, "rondo ≤ 40 MB"),
 ]
@@ -444,8 +445,11 @@ def table(results: dict[str, Measured]) -> str:
     names = list(results)
     header = ["metric", *(TARGETS[n].label for n in names)]
     with_ratio = "rondo" in results and "mcp" in results
+    with_floor = "rondo" in results and "floor" in results
     if with_ratio:
         header.append("rondo vs mcp")
+    if with_floor:
+        header.append("rondo / floor")
     header.append("target")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, key, digits, higher, goal in ROWS:
@@ -453,6 +457,9 @@ def table(results: dict[str, Measured]) -> str:
         if with_ratio:
             rondo, mcp = getattr(results["rondo"], key), getattr(results["mcp"], key)
             cells.append(ratio(rondo, mcp, higher) if "bad" not in key else "")
+        if with_floor:
+            rondo, floor = getattr(results["rondo"], key), getattr(results["floor"], key)
+            cells.append(ratio(rondo, floor, higher) if "bad" not in key else "")
         cells.append(goal)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -501,7 +508,7 @@ def report(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--targets", default="rondo,mcp,fastmcp")
+    parser.add_argument("--targets", default="floor,rondo,mcp,fastmcp")
     parser.add_argument("--duration", type=float, default=5.0, help="seconds per measured run")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of warm-up per run")
     parser.add_argument("--connections", type=int, default=2)

@@ -18,7 +18,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from rondo.client import Client, ElicitRequest, SampleRequest, form_defaults  # noqa: E402
+from rondo.client import (  # noqa: E402
+    Client,
+    ClientCredentials,
+    ClientError,
+    ElicitRequest,
+    EnterpriseAuth,
+    HeadlessRedirect,
+    JwtBearer,
+    OAuth,
+    SampleRequest,
+    form_defaults,
+)
 
 Scenario = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -143,6 +154,53 @@ async def schema_preservation(url: str, version: str, context: dict[str, Any]) -
             await client.call_tool("json_schema_echo", {"schema": source.input_schema})
 
 
+# The conformance authorization servers approve at once, so the redirect is read headlessly;
+# the client ID metadata document URL is the one the suite expects (it is never fetched).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+async def use_tools(client: Client) -> None:
+    for tool in await client.list_tools():
+        await client.call_tool(tool.name, {})
+
+
+async def sign_in(url: str, version: str, context: dict[str, Any]) -> None:
+    """Every auth/* scenario with a user: authorization code + PKCE, identity by preference."""
+    oauth = OAuth(redirect=HeadlessRedirect(REDIRECT_URI), client_metadata_url=CIMD_URL,
+                  client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+                  client_issuer=context.get("issuer"), client_name="rondo-conformance", dpop=True)
+    async with Client(url, protocol=version, auth=oauth) as client:
+        await use_tools(client)
+
+
+@scenario("auth/client-credentials-basic", "auth/client-credentials-jwt")
+async def client_credentials(url: str, version: str, context: dict[str, Any]) -> None:
+    if "private_key_pem" in context:
+        auth = ClientCredentials(context["client_id"], private_key=context["private_key_pem"],
+                                 signing_algorithm=context.get("signing_algorithm", "ES256"))
+    else:
+        auth = ClientCredentials(context["client_id"], client_secret=context["client_secret"])
+    async with Client(url, protocol=version, auth=auth) as client:
+        await use_tools(client)
+
+
+@scenario("auth/wif-jwt-bearer")
+async def workload_identity(url: str, version: str, context: dict[str, Any]) -> None:
+    auth = JwtBearer(context["valid_jwt"], client_id=context["client_id"])
+    async with Client(url, protocol=version, auth=auth) as client:
+        await use_tools(client)
+
+
+@scenario("auth/enterprise-managed-authorization")
+async def enterprise_managed(url: str, version: str, context: dict[str, Any]) -> None:
+    auth = EnterpriseAuth(id_token=context["idp_id_token"], idp_token_endpoint=context["idp_token_endpoint"],
+                          idp_client_id=context["idp_client_id"], client_id=context["client_id"],
+                          client_secret=context["client_secret"])
+    async with Client(url, protocol=version, auth=auth) as client:
+        await use_tools(client)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: client.py SERVER_URL", file=sys.stderr)
@@ -151,12 +209,15 @@ def main(argv: list[str]) -> int:
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or "2026-07-28"
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    run = SCENARIOS.get(name)
+    run = SCENARIOS.get(name) or (sign_in if name.startswith("auth/") else None)
     if run is None:
-        # auth/* scenarios arrive with the authorization work; anything else is unknown.
         print(f"scenario {name!r} is not supported by this client", file=sys.stderr)
         return 1
-    asyncio.run(run(url, version, context))
+    try:
+        asyncio.run(run(url, version, context))
+    except ClientError as exc:  # a refusal the scenario may want (a wrong iss, a foreign resource)
+        print(f"client.py: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

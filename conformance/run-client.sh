@@ -2,11 +2,12 @@
 # Run the official conformance runner's client mode against conformance/client.py.
 #   bash conformance/run-client.sh 2026-07-28      (or 2025-11-25)
 # Two passes:
-#   1. every non-auth client scenario of the requirement set (scored or not) alone, judged
-#      strictly: a FAILURE or WARNING check, a timeout or a non-zero exit fails it;
-#   2. the whole requirement set at once against conformance/expected-failures-client-REQ.yaml,
-#      which lists only the auth/* scenarios (authorization is a later issue): any other
-#      failure, or a listed scenario that now passes, fails the lane.
+#   1. every client scenario of the requirement set (scored or not, authorization included)
+#      alone, judged strictly: a FAILURE or WARNING check, a timeout or a non-zero exit
+#      (unless the scenario allows one) fails it. Extensions listed in NOT_GATING (none now)
+#      would be run and reported without failing the lane;
+#   2. the whole requirement set at once against conformance/expected-failures-client-REQ.yaml
+#      (empty: nothing may fail): any failure, or a listed scenario that now passes, fails it.
 set -uo pipefail
 REQ="${1:?usage: conformance/run-client.sh REQUIREMENTS (2026-07-28 or 2025-11-25)}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,20 +21,28 @@ CMD="$RONDO_PY conformance/client.py"
 [[ -f "$EXPECTED" ]] || { echo "conformance: $EXPECTED is missing" >&2; exit 1; }
 rm -rf "$OUT" && mkdir -p "$OUT/single"
 
-# The client scenarios the set names, scored or not, minus authorization.
+# Extensions tried but not built yet: run and reported, never gating (space-separated).
+NOT_GATING=" "
+
+# The client scenarios the set names, scored or not.
 mapfile -t SCENARIOS < <("$RONDO_CONFORMANCE" list --requirements "$REQ" | awk '
   /^Client scenarios/ { client = 1; next }
   /^Run and reported/ { client = 0; notscored = 1; next }
   client && /^  - / { print $2 }
-  notscored && /\[client\]/ { print $2 }' | grep -v '^auth/' | sort -u)
+  notscored && /\[client\]/ { print $2 }' | sort -u)
 (( ${#SCENARIOS[@]} > 0 )) || { echo "conformance: no client scenarios listed for $REQ" >&2; exit 1; }
 
 failed=()
+reported=0
 for scenario in "${SCENARIOS[@]}"; do
   log="$OUT/single/${scenario//\//_}.log"
-  if "$RONDO_CONFORMANCE" client --command "$CMD" --scenario "$scenario" --spec-version "$REQ" \
+  # --force: extension scenarios are off the spec timeline and would be skipped (a vacuous pass).
+  if "$RONDO_CONFORMANCE" client --command "$CMD" --scenario "$scenario" --spec-version "$REQ" --force \
        --timeout 60000 -o "$OUT/single" >"$log" 2>&1; then
     echo "client $REQ: PASS $scenario ($(grep -oE 'Passed: [0-9]+/[0-9]+' "$log" | tail -n1))"
+  elif [[ "$NOT_GATING" == *" $scenario "* ]]; then
+    echo "client $REQ: fail $scenario (not built yet, not gating; log: $log)"
+    reported=$((reported + 1))
   else
     echo "client $REQ: FAIL $scenario (log: $log)"
     grep -E 'Error|Warning|FAILURE|TIMED OUT' "$log" | grep -v INFO | head -n 8
@@ -44,11 +53,11 @@ done
 "$RONDO_CONFORMANCE" client --command "$CMD" --requirements "$REQ" --timeout 60000 \
   --expected-failures "$EXPECTED" -o "$OUT/set" >"$OUT/set.log" 2>&1
 set_rc=$?
-sed -n '/=== SUITE SUMMARY ===/,$p' "$OUT/set.log" | grep -E '^(✓|✗) |Unexpected|Stale|Baseline|  [✗✓] ' | grep -vE '^✗ auth/' | sed 's/^/  set: /'
+sed -n '/=== SUITE SUMMARY ===/,$p' "$OUT/set.log" | grep -E '^(✓|✗) |Unexpected|Stale|Baseline|  [✗✓] ' | sed 's/^/  set: /'
 
-echo "client $REQ: ${#SCENARIOS[@]} non-auth scenarios alone: $(( ${#SCENARIOS[@]} - ${#failed[@]} )) passed, ${#failed[@]} failed"
+echo "client $REQ: ${#SCENARIOS[@]} scenarios alone: $(( ${#SCENARIOS[@]} - ${#failed[@]} - reported )) passed, ${#failed[@]} failed, $reported not gating"
 if (( set_rc == 0 )); then
-  echo "client $REQ: requirement set: only the expected (auth) failures"
+  echo "client $REQ: requirement set: no failures"
 else
   echo "client $REQ: requirement set: baseline check failed (see $OUT/set.log)"
 fi

@@ -4,7 +4,8 @@
 
 Stricter than the runner's own verdict: WARNINGs count as failures, the not-scored scenarios
 must pass too (except the optional extension ones, which are only reported), a required
-scenario with no results fails, and a baseline entry that now passes is stale (fails).
+scenario with no results fails, a scenario whose checks are all SKIPPED or INFO is SKIP (not a
+pass; it fails when required), and a baseline entry that now passes is stale (fails).
 Uses only the standard library: the two YAML shapes it reads are tiny and fixed.
 """
 
@@ -50,7 +51,12 @@ class Scenario:
     @property
     def status(self) -> str:
         statuses = {c["status"] for c in self.failing.values()}
-        return "FAIL" if "FAILURE" in statuses else "WARN" if statuses else "PASS"
+        if "FAILURE" in statuses:
+            return "FAIL"
+        if statuses:
+            return "WARN"
+        # Nothing failed, but nothing was checked either (all SKIPPED/INFO, or no checks).
+        return "PASS" if any(c.get("status") == "SUCCESS" for c in self.checks) else "SKIP"
 
 
 def _strip_comment(line: str) -> str:
@@ -170,6 +176,8 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
             print(f"  {scenario.status}  {name}{tag} ({len(unexpected)} checks failing; optional)")
             return scenario.status
         print(f"  {scenario.status}  {name}{tag}{note}")
+        if scenario.status == "SKIP" and name not in whole and reason not in OPTIONAL_REASONS:
+            problems.append(f"{name}: skipped (no check succeeded)")
         for cid, check in sorted(unexpected.items()):
             print(f"          {check['status']} {cid}: {_brief(check)}")
             problems.append(f"{name}:{cid} {check['status']}")
@@ -185,7 +193,7 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
         got = [statuses[n] for n in names]
         print(
             f"{label}: {got.count('PASS')}/{len(got)} passed, {got.count('WARN')} with warnings, "
-            f"{got.count('FAIL')} failing, {got.count('MISS')} missing"
+            f"{got.count('FAIL')} failing, {got.count('SKIP')} skipped, {got.count('MISS')} missing"
         )
 
     optional = [n for n, r in requirements.not_scored.items() if r in OPTIONAL_REASONS]

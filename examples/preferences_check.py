@@ -28,6 +28,7 @@ META = {
 }
 
 Send = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+Wire = list[bytes]  # every request body exactly as a sender wrote it to the transport
 
 
 class Deviation(AssertionError):
@@ -40,22 +41,31 @@ def expect(condition: bool, message: str) -> None:
 
 
 class Driver:
-    """Sends requests with fresh ids and runs the MRTR retry loop with scripted answers."""
+    """Sends requests and runs the MRTR retry loop with scripted answers.
 
-    def __init__(self, send: Send, log: Callable[[str], None] | None = None) -> None:
+    Ids are checked where they matter, on the wire: each request the sender actually wrote
+    must carry an id never written before, and the response must carry that same id.
+    """
+
+    def __init__(self, send: Send, wire: Wire, log: Callable[[str], None] | None = None) -> None:
         self.send = send
+        self.wire = wire
         self.log = log or (lambda _line: None)
         self.ids = itertools.count(1)
-        self.seen_ids: set[int] = set()
+        self.wire_ids: set[Any] = set()
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        rid = next(self.ids)
-        expect(rid not in self.seen_ids, "request ids must be fresh")
-        self.seen_ids.add(rid)
-        message = {"jsonrpc": "2.0", "id": rid, "method": method,
+        message = {"jsonrpc": "2.0", "id": next(self.ids), "method": method,
                    "params": {**params, "_meta": META}}
+        before = len(self.wire)
         response = await self.send(message)
-        expect(response.get("id") == rid, f"response id {response.get('id')!r} != {rid}")
+        written = [json.loads(body) for body in self.wire[before:]]
+        expect(len(written) == 1, f"{method}: {len(written)} requests on the wire, want 1")
+        wire_id = written[0].get("id")
+        expect(isinstance(wire_id, int | str) and wire_id not in self.wire_ids,
+               f"{method}: request id {wire_id!r} on the wire is not fresh")
+        self.wire_ids.add(wire_id)
+        expect(response.get("id") == wire_id, f"response id {response.get('id')!r} != {wire_id!r}")
         return response
 
     async def flow(
@@ -169,7 +179,7 @@ async def check_flows(driver: Driver) -> list[str]:
 # -- transports --------------------------------------------------------------------------------
 
 
-def memory_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
+def memory_sender(wire: Wire) -> tuple[Send, Callable[[], Awaitable[None]]]:
     from preferences import server
 
     from rondo.testing import connect
@@ -177,14 +187,16 @@ def memory_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
     conn = connect(server)
 
     async def send(message: dict[str, Any]) -> dict[str, Any]:
-        response = await conn.send(message)
+        body = json.dumps(message).encode()
+        wire.append(body)
+        response = await conn.send(json.loads(body))  # the server gets what was recorded
         assert response is not None
         return response
 
     return send, conn.close
 
 
-async def stdio_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
+async def stdio_sender(wire: Wire) -> tuple[Send, Callable[[], Awaitable[None]]]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(HERE / "preferences.py"), "--stdio",
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(os.environ),
@@ -193,13 +205,15 @@ async def stdio_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
     stdin, stdout = proc.stdin, proc.stdout
 
     async def send(message: dict[str, Any]) -> dict[str, Any]:
-        stdin.write(json.dumps(message).encode() + b"\n")
+        body = json.dumps(message).encode()
+        wire.append(body)
+        stdin.write(body + b"\n")
         await stdin.drain()
         while True:
             line = await asyncio.wait_for(stdout.readline(), 10)
             expect(bool(line), "stdio server closed its output")
             reply = json.loads(line)
-            if reply.get("id") == message["id"]:
+            if "method" not in reply:  # a response (notifications are skipped)
                 return reply
 
     async def close() -> None:
@@ -220,7 +234,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def http_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
+async def http_sender(wire: Wire) -> tuple[Send, Callable[[], Awaitable[None]]]:
     import httpx
 
     port = free_port()
@@ -247,16 +261,19 @@ async def http_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
             "MCP-Protocol-Version": "2026-07-28",
             "Mcp-Method": message["method"],
             "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
         }
         name = params.get("name", params.get("uri"))
         if name is not None:
             headers["Mcp-Name"] = name
-        reply = await client.post(url, json=message, headers=headers)
+        body = json.dumps(message).encode()
+        wire.append(body)
+        reply = await client.post(url, content=body, headers=headers)
         if reply.headers.get("content-type", "").startswith("text/event-stream"):
             for line in reply.text.splitlines():
                 if line.startswith("data:"):
                     event = json.loads(line[5:])
-                    if event.get("id") == message["id"]:
+                    if "method" not in event:  # the response (notifications are skipped)
                         return event
             raise Deviation("SSE stream ended without a response")
         return reply.json()
@@ -270,14 +287,15 @@ async def http_sender() -> tuple[Send, Callable[[], Awaitable[None]]]:
 
 
 async def run(transport: str, log: Callable[[str], None] | None = None) -> list[str]:
+    wire: Wire = []
     if transport == "memory":
-        send, close = memory_sender()
+        send, close = memory_sender(wire)
     elif transport == "stdio":
-        send, close = await stdio_sender()
+        send, close = await stdio_sender(wire)
     else:
-        send, close = await http_sender()
+        send, close = await http_sender(wire)
     try:
-        return await check_flows(Driver(send, log))
+        return await check_flows(Driver(send, wire, log))
     finally:
         await close()
 

@@ -50,6 +50,8 @@ check ts-client-modern node interop/ts_client_check.mjs
 check ts-client-legacy node interop/legacy_preferences.mjs
 check rondo-client-ts-server "$RONDO_PY" interop/rondo_client_check.py --node "$(command -v node)"
 check python-mcp-client "$MCP_VENV/bin/python" interop/python_mcp_check.py
+# needs the test authorization server in tests/authserver (scripts/setup.sh installs it)
+check rondo-client-ts-protected "$RONDO_PY" interop/rondo_client_auth_check.py --node "$(command -v node)"
 
 echo "interop: $passed passed, $failed failed"
 (( failed == 0 ))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh Debian 12 machine (Python 3.11, Node 20, root).
-#   bash scripts/setup.sh            venv + Node 22 + conformance runner + redis-server
+#   bash scripts/setup.sh            venv + Node 22 + conformance runner + test AS + redis-server
+#                                    + nginx + tmux (a component that cannot be installed fails set-up)
 #   bash scripts/setup.sh --python   venv only (what `scripts/test.sh --fast` needs)
 # Quick when already done: each step keeps a stamp of the inputs it was built from.
 set -euo pipefail
@@ -60,19 +61,81 @@ setup_conformance() {
   echo "$want" >"$stamp"
 }
 
-setup_redis() {
-  command -v redis-server >/dev/null && return
-  say "redis-server not on PATH: installing it with apt-get"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }; then
-    say "WARNING: could not install redis-server; tests that need it will be skipped"
-    return 0
+setup_authserver() {
+  # The real authorization server the auth tests start (oauth2-mock-server, pinned).
+  local dir=tests/authserver want stamp
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "installing the pinned test authorization server into $dir/node_modules"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$stamp"
   fi
-  # The Debian package starts a system service; tests start their own instances.
+  # The Inspector CLI (mcpdo) for the end-to-end sign-in test, in its own folder.
+  dir=tests/authserver/inspector
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "installing the pinned MCP Inspector CLI into $dir/node_modules"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$stamp"
+  fi
 }
+
+setup_interop_node() {
+  # The pinned official TypeScript SDK peers: the auth end-to-end test (integration tier) needs
+  # them before interop/run.sh runs. Same stamp as interop/run.sh, so neither installs twice.
+  local want stamp=interop/node_modules/.lock.sha256
+  want="$(hash_of interop/package.json interop/package-lock.json)"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return
+  fi
+  say "installing the pinned TypeScript SDK peers into interop/node_modules"
+  (cd interop && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$want" >"$stamp"
+}
+
+# Debian packages the integration tier starts on loopback ports (tests/fleet_parts.py,
+# tests/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
+# quiet because an install failed. Only `--python` (the fast tier) skips them.
+component_works() {  # binary version-flag
+  local path
+  path="$(command -v "$1" || { [[ -x "/usr/sbin/$1" ]] && echo "/usr/sbin/$1"; })" || return 1
+  [[ -n "$path" ]] && "$path" "$2" >/dev/null 2>&1
+}
+
+apt_install() {  # binary version-flag package [fallback-package]
+  local binary="$1" flag="$2"; shift 2
+  component_works "$binary" "$flag" && return 0
+  say "$binary missing or broken: installing $1 with apt-get"
+  apt_updated="${apt_updated:-0}"
+  if (( ! apt_updated )); then
+    apt-get update -qq || say "WARNING: apt-get update failed"
+    apt_updated=1
+  fi
+  local pkg
+  for pkg in "$@"; do
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --reinstall "$pkg" >/dev/null 2>&1 && break
+  done
+  # The Debian packages may start system services; tests start their own instances.
+  if ! component_works "$binary" "$flag"; then
+    say "ERROR: could not install $binary (apt-get install -y $*); the integration tier needs it"
+    return 1
+  fi
+}
+
+setup_redis() { apt_install redis-server --version redis-server; }
+setup_nginx() { apt_install nginx -v nginx-light nginx; }
+# The `rondo call` sign-in test drives a real terminal.
+setup_tmux() { apt_install tmux -V tmux; }
 
 setup_venv
 if (( ! python_only )); then
   setup_node
   setup_conformance
+  setup_authserver
+  setup_interop_node
   setup_redis
+  setup_nginx
+  setup_tmux
 fi

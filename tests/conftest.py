@@ -9,6 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check behaviour, not speed: a busy 2-core machine must not fail them on
+# hypothesis's per-example deadline (speed is measured by benchmarks/, never by tests).
+settings.register_profile("rondo", deadline=None)
+settings.load_profile("rondo")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,8 +7,8 @@ Use it from a fixture:
         with redis_server.running() as url:
             yield url
 
-When the binary is missing (Debian package `redis-server`) the test is skipped with a message
-saying so; every other failure to start is an error.
+When the binary or the `redis` client is missing the test FAILS (tests/components.py: only the
+fast tier may skip); every other failure to start is an error too.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-import pytest
+import components
 
 START_TIMEOUT = 10.0
 
@@ -44,13 +44,8 @@ def _answers_ping(port: int) -> bool:
 @contextlib.contextmanager
 def running() -> Iterator[str]:
     """Yield `redis://127.0.0.1:PORT/0` of a fresh, non-persistent redis-server."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip(
-            "redis-server is not on PATH (install the Debian package: "
-            "apt-get install -y redis-server); skipping the Redis replay-store tests"
-        )
-    pytest.importorskip("redis", reason="the redis Python client (rondo[redis]) is not installed")
+    binary = components.binary("redis-server", "redis-server")
+    components.module("redis", "redis")
     workdir = tempfile.mkdtemp(prefix="rondo-redis-")
     proc: subprocess.Popen[bytes] | None = None
     try:

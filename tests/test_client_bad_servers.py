@@ -108,7 +108,41 @@ class Fake(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         rid = body.get("id")
         mode = self.server.mode  # type: ignore[attr-defined]
-        if mode == "malformed":
+        self.server.received.append(body)  # type: ignore[attr-defined]
+        sse = {"sse-malformed": b"data: {not json\n\n", "sse-array": b"data: [1]\n\n",
+               "sse-neither": b'data: {"jsonrpc": "2.0"}\n\n',
+               "sse-wrong-id": b'data: {"jsonrpc": "2.0", "id": "other", "result": {}}\n\n'}
+        if mode in sse:
+            self._send(200, "text/event-stream", sse[mode])
+        elif mode == "sse-notice-then-answer":
+            notice = {"jsonrpc": "2.0", "method": "notifications/message",
+                      "params": {"level": "info", "data": "working"}}
+            answer = {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete", "tools": []}}
+            self._send(200, "text/event-stream",
+                       f"data: {json.dumps(notice)}\n\ndata: {json.dumps(answer)}\n\n".encode())
+        elif mode == "empty-200":
+            self._send(200, "application/json", b"")
+        elif mode == "not-rpc":
+            self._send(200, "application/json", b'{"tools": []}')
+        elif mode == "json-404":
+            self._send(404, "application/json", b'{"detail": "no such endpoint"}')
+        elif mode.startswith("legacy-") and body.get("method") == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "fake", "version": "1"}}
+            self._send(200, "application/json",
+                       json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode())
+        elif mode == "legacy-notify-500" and "id" not in body:
+            self._send(500, "text/plain", b"notifications are broken here")
+        elif mode == "legacy-stall" and "id" not in body:
+            self._send(202, "application/json", b"")
+        elif mode == "legacy-stall":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b": keep-alive\n\n")
+            self.wfile.flush()
+            self.server.stop.wait(30)  # type: ignore[attr-defined]
+        elif mode == "malformed":
             self._send(200, "application/json", b"{not json")
         elif mode == "deep":
             self._send(200, "application/json", b"[" * 100_000)
@@ -142,6 +176,7 @@ def http_server() -> Iterator[Callable[[str], str]]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Fake)
     httpd.daemon_threads = True
     httpd.stop = threading.Event()  # type: ignore[attr-defined]
+    httpd.received = []  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
 
@@ -149,6 +184,7 @@ def http_server() -> Iterator[Callable[[str], str]]:
         httpd.mode = mode  # type: ignore[attr-defined]
         return f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
 
+    url.received = httpd.received  # type: ignore[attr-defined]
     yield url
     httpd.stop.set()  # type: ignore[attr-defined]
     httpd.shutdown()
@@ -165,6 +201,13 @@ async def list_tools(url: str, **options: Any) -> Any:
     ("wrong-id", ProtocolError, "answered id 'other'"),
     ("html-500", TransportError, "HTTP 500"),
     ("sse-ends", TransportError, "closed the response stream"),
+    ("sse-malformed", ProtocolError, "malformed JSON in an SSE event"),
+    ("sse-array", ProtocolError, "SSE event that is not a JSON-RPC message"),
+    ("sse-neither", ProtocolError, "neither a response nor a request"),
+    ("sse-wrong-id", ProtocolError, "answered id 'other' on the stream of request"),
+    ("empty-200", ProtocolError, "HTTP 200 with no body"),
+    ("not-rpc", ProtocolError, "JSON that is not a JSON-RPC response"),
+    ("json-404", TransportError, "HTTP 404"),
 ])
 def test_http_bad_answers(http_server: Callable[[str], str], mode: str, error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
@@ -192,3 +235,43 @@ def test_auto_mode_falls_back_to_legacy_on_a_non_mcp_answer(http_server: Callabl
     # The probe's HTTP 500 says "not modern"; the handshake that follows fails the same way.
     with pytest.raises(TransportError, match="HTTP 500"):
         run(go())
+
+
+def test_http_notification_on_the_stream_reaches_the_callback(http_server: Callable[[str], str]) -> None:
+    seen: list[dict[str, Any]] = []
+    assert run(list_tools(http_server("sse-notice-then-answer"), on_notification=seen.append)) == []
+    assert [m["params"]["data"] for m in seen] == ["working"]
+
+
+def test_http_nothing_listening_is_a_transport_error(free_port: int) -> None:
+    with pytest.raises(TransportError, match="failed"):
+        run(list_tools(f"http://127.0.0.1:{free_port}/mcp"))
+
+
+def test_http_legacy_notification_refused_fails_the_handshake(http_server: Callable[[str], str]) -> None:
+    async def go() -> None:
+        async with Client(http_server("legacy-notify-500"), protocol="2025-11-25"):
+            pass
+
+    with pytest.raises(TransportError, match="HTTP 500"):
+        run(go())
+
+
+def test_http_legacy_timeout_tells_the_server_it_gave_up(http_server: Callable[[str], str]) -> None:
+    """2025-11-25 over HTTP: a request the client stops waiting for is cancelled on the wire."""
+    url = http_server("legacy-stall")
+    received: list[dict[str, Any]] = http_server.received  # type: ignore[attr-defined]
+
+    async def go() -> None:
+        async with Client(url, protocol="2025-11-25", timeout=0.5) as client:
+            with pytest.raises(RequestTimeout):
+                await client.call_tool("slow")
+            for _ in range(100):  # the notice is sent in the background
+                if any(m.get("method") == "notifications/cancelled" for m in received):
+                    return
+                await asyncio.sleep(0.02)
+
+    run(go())
+    call = next(m for m in received if m.get("method") == "tools/call")
+    cancelled = [m for m in received if m.get("method") == "notifications/cancelled"]
+    assert [m["params"]["requestId"] for m in cancelled] == [call["id"]]

@@ -3,10 +3,15 @@
 A block's first line must be `# file: <path>` (relative to the repository root) and the block
 must equal that file's content exactly (up to trailing newlines). Each referenced file is then
 run with the test interpreter from the repository root and must exit 0 within 60 s.
+
+Exiting 0 proves little by itself, so every snippet must check what it shows: it asserts its
+outcome, or it is a server (`if __name__ == "__main__":`) that a test below starts over stdio
+with `rondo.Client` and calls, comparing the answer with what the page says.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -112,6 +117,43 @@ def test_snippet_runs(target: str):
         f"{target} exited {done.returncode}\n--- stdout\n{done.stdout[-2000:]}"
         f"\n--- stderr\n{done.stderr[-4000:]}"
     )
+
+
+# Server snippets (they serve when run as a script): the call each page documents, and its answer.
+SERVED = {
+    "docs/snippets/readme_quickstart.py": ("favorite_color", {"user": "Ada"}, "Ada likes teal."),
+    "docs/snippets/server_first.py": ("greet", {"name": "Ada"}, "Hello, Ada!"),
+}
+ASSERTS = re.compile(r"^\s*(assert\b|raise AssertionError\b)", re.M)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_snippet_checks_its_outcome(target: str):
+    text = (ROOT / target).read_text(encoding="utf-8")
+    if target in SERVED:
+        assert 'if __name__ == "__main__":' in text, f"{target} is listed as a server snippet"
+        return
+    assert ASSERTS.search(text), (
+        f"{target} checks nothing: assert the outcome it documents (a wrong answer must fail "
+        "the docs test), or list it in SERVED with the call and answer the page shows"
+    )
+
+
+@pytest.mark.parametrize("target", sorted(SERVED))
+def test_server_snippet_answers_as_documented(target: str):
+    from rondo.client import Client
+
+    tool, arguments, expected = SERVED[target]
+
+    def user(request):  # the README's question, answered the way its text says
+        return {"action": "accept", "content": {"color": "teal"}}
+
+    async def main() -> str:
+        async with Client([sys.executable, str(ROOT / target)], on_elicit=user, cwd=ROOT) as client:
+            assert tool in [t.name for t in await client.list_tools()]
+            return (await client.call_tool(tool, arguments)).text
+
+    assert asyncio.run(asyncio.wait_for(main(), RUN_TIMEOUT)) == expected
 
 
 def test_block_parser_reads_indented_blocks_and_headers(tmp_path: Path):

@@ -455,6 +455,8 @@ def test_matching_param_headers_are_served(arguments, extra):
         ({"count": 42}, {"Mcp-Param-Count": "forty-two"}),
         ({"nested": {"flag": False}}, {"Mcp-Param-Flag": "true"}),
         ({"nested": {"flag": False}}, {}),
+        ({"region": "us-west"}, {"Mcp-Param-Region": "us-west\x01"}),  # control character
+        ({"region": "us-wést"}, {"Mcp-Param-Region": "us-wést".encode()}),  # raw UTF-8, not Base64
     ],
 )
 def test_missing_or_mismatched_param_headers_are_32020(arguments, extra):
@@ -465,6 +467,16 @@ def test_missing_or_mismatched_param_headers_are_32020(arguments, extra):
     assert response.status_code == 400
     assert error_of(response, messages)["code"] == HEADER_MISMATCH
     still_serving()
+
+
+def test_encode_value_scalars_and_refusals():
+    assert (encode_value(True), encode_value(False), encode_value(42), encode_value(-1)) == (
+        "true", "false", "42", "-1")
+    assert encode_value("=?base64?looks-encoded?=").startswith("=?base64?")  # sentinel is escaped
+    assert encode_value(" padded ").startswith("=?base64?")
+    for bad in (1.5, None, ["x"]):
+        with pytest.raises(TypeError, match="header values are strings, integers or booleans"):
+            encode_value(bad)
 
 
 def test_routed_tool_lists_its_header_annotations():

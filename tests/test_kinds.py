@@ -13,6 +13,7 @@ import pytest
 import rondo.elicit
 import rondo.roots
 import rondo.sampling
+from measure import unmeasured_env
 from rondo import kinds
 from rondo.kinds import KINDS, MISSING, Kind, Root, RootList, kind_for, missing_capabilities
 from rondo.kinds.base import capability_gap, merge_capabilities
@@ -299,5 +300,6 @@ def test_importing_the_facades_stays_light():
         " 'rondo.server', 'rondo.mrtr', 'urllib.request', 'email') if m in sys.modules]\n"
         "print(heavy)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=unmeasured_env())
     assert out.stdout.strip() == "[]"

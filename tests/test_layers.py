@@ -1,5 +1,5 @@
 """The import rule: layers only import downwards, `TYPE_CHECKING` and function-level imports
-included. wire -> kinds/state -> mrtr -> server -> transport -> client; the public face
+included. wire -> kinds/state -> mrtr/auth -> server -> transport -> client/fleet; the public face
 (`rondo`, `rondo.cli`, `rondo.elicit`, ...) sits on top and may import anything.
 
 The one sanctioned climb: `Server.asgi()` / `run_stdio()` / `run_http()` import a transport
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-RANK = {"wire": 0, "kinds": 1, "state": 1, "mrtr": 2, "server": 3, "transport": 4, "client": 5}
+RANK = {"wire": 0, "kinds": 1, "state": 1, "mrtr": 2, "auth": 2, "server": 3, "transport": 4,
+        "client": 5, "fleet": 5}
 SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
              ("rondo.server.server", "rondo.transport.stdio")}
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+import components
 import redis_server
 import rondo.state as state
 from rondo.server.context import Context
@@ -223,7 +224,7 @@ def test_redis_store_configuration_errors():
 
 
 def test_redis_store_failures_surface_as_errors():
-    redis = pytest.importorskip("redis")
+    redis = components.module("redis", "redis")
     store = state.RedisReplayStore(url="redis://127.0.0.1:1/0")  # nothing listens on port 1
 
     with pytest.raises(redis.ConnectionError):

@@ -127,3 +127,25 @@ def test_duplicate_check_ids_collapse_most_severe_first():
     )
     assert scenario.failing["x"]["status"] == "FAILURE"
     assert scenario.status == "FAIL"
+
+
+@pytest.mark.parametrize("checks", [[("s1", "SKIPPED")], [("s1", "SKIPPED"), ("i1", "INFO")], []])
+def test_a_scenario_that_checked_nothing_is_skipped_not_passed(checks):
+    scenario = summarize.Scenario("s", [{"id": c, "status": st} for c, st in checks])
+    assert scenario.status == "SKIP"
+
+
+def test_skipped_optional_scenario_is_reported_as_skipped(tmp_path, capsys):
+    statuses = {**ALL_PASS, "tasks-x": [("t1", "SKIPPED"), ("t2", "INFO")]}
+    assert judge(tmp_path, statuses) == 0  # optional: reported, never required
+    out = capsys.readouterr().out
+    assert "SKIP  tasks-x" in out
+    assert "optional extensions (reported only): 0/1 passed, 0 with warnings, 0 failing, 1 skipped" in out
+
+
+@pytest.mark.parametrize("scenario", ["alpha", "pending-one"])
+def test_a_required_scenario_that_checked_nothing_fails(tmp_path, capsys, scenario):
+    statuses = {**ALL_PASS, scenario: [("x1", "SKIPPED"), ("x2", "INFO")]}
+    assert judge(tmp_path, statuses) == 1
+    out = capsys.readouterr().out
+    assert f"SKIP  {scenario}" in out and f"{scenario}: skipped (no check succeeded)" in out

@@ -40,16 +40,28 @@ async def quick_order(item: str, ctx: rondo.Context) -> str:
     return f"{answers['color'].content['color']} {item}, size {answers['size'].content['size']}"
 
 
+asked = []
+
+
 def user(request: ElicitRequest) -> dict:
     print("asked:", request.message)
+    asked.append(request.message)
     field = next(iter(request.requested_schema["properties"]))
     return {"action": "accept", "content": {field: {"color": "teal", "size": "M"}[field]}}
 
 
 async def main() -> None:
     async with Client(server, on_elicit=user) as client:
-        print((await client.call_tool("order", {"item": "shirt"})).text)
-        print((await client.call_tool("quick_order", {"item": "hat"})).text)
+        ordered = (await client.call_tool("order", {"item": "shirt"})).text
+        print(ordered)
+        assert ordered == "Ordered a teal shirt, size M."
+        assert asked == ["Which color for the shirt?", "Which size?"]  # one round each
+
+        asked.clear()
+        quick = (await client.call_tool("quick_order", {"item": "hat"})).text
+        print(quick)
+        assert quick == "teal hat, size M"
+        assert sorted(asked) == ["Which color for the hat?", "Which size?"]  # one round
 
 
 asyncio.run(main())

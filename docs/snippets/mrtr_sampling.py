@@ -26,7 +26,9 @@ def model(request: SampleRequest) -> dict:
 
 async def main() -> None:
     async with Client(server, on_sample=model, on_roots=["file:///work"]) as client:
-        print((await client.call_tool("describe_workspace")).text)
+        text = (await client.call_tool("describe_workspace")).text
+        print(text)
+        assert text == "['/work']: Tidy, small, fast, typed, tested."
 
 
 asyncio.run(main())

@@ -36,19 +36,24 @@ async def main() -> None:
     first = (await call(1, {}))["result"]
     token = first["requestState"]
     print(first["resultType"], token[:40] + "...")
+    assert first["resultType"] == "input_required"
 
     done = await call(2, {"requestState": token})
     print(done["result"]["content"][0]["text"])  # booked Oslo at 120 EUR
+    assert done["result"]["content"][0]["text"] == "booked Oslo at 120 EUR"
 
     tampered = await call(3, {"requestState": token + "-TAMPERED"})
     print(tampered["error"]["code"], tampered["error"]["message"])  # -32602 ...
+    assert tampered["error"]["code"] == -32602
 
     mallory = connect(server, auth={"sub": "mallory"})
     stolen = await call(4, {"requestState": token}, conn=mallory)
     print(stolen["error"]["code"])  # -32602: sealed for alice
+    assert stolen["error"]["code"] == -32602
 
     other_city = await call(5, {"requestState": token, "arguments": {"city": "Paris"}})
     print(other_city["error"]["code"])  # -32602: sealed for other arguments
+    assert other_city["error"]["code"] == -32602
 
 
 asyncio.run(main())

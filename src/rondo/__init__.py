@@ -20,15 +20,18 @@ _EXPORTS = {
     "ToolResult": "rondo.server.content",
     "Client": "rondo.client",
 }
-_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds"}
+_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth"}
 
 if TYPE_CHECKING:
+    from . import auth as auth
     from . import content as content
     from . import elicit as elicit
     from . import kinds as kinds
+    from . import legacy as legacy
     from . import roots as roots
     from . import sampling as sampling
     from . import state as state
+    from . import testing as testing
     from .client import Client as Client
     from .mrtr.result import InputRequired as InputRequired
     from .server.content import ToolError as ToolError

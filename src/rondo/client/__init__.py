@@ -11,7 +11,8 @@ from rondo.client.errors import (
     TransportError,
 )
 from rondo.client.handlers import ElicitRequest, SampleRequest, form_defaults
-from rondo.client.session import Client, Subscription
+from rondo.client.session import Client
+from rondo.client.subscription import Subscription
 from rondo.client.types import (
     CallToolResult,
     Completion,
@@ -28,7 +29,23 @@ from rondo.client.types import (
 from rondo.kinds import ElicitResult, Root, SamplingResult
 from rondo.wire.errors import McpError
 
-__all__ = [
+# Authorization is imported on first use, so a client that never signs in does not pay for it.
+_AUTH_NAMES = frozenset({
+    "AuthError", "AuthorizationDenied", "ClientCredentials", "DiscoveryError", "EnterpriseAuth",
+    "FileTokenStore", "HeadlessRedirect", "InsufficientScope", "JwtBearer", "LoopbackRedirect",
+    "MemoryTokenStore", "OAuth",
+    "Redirect", "RedirectHandler", "RegistrationError", "Token", "TokenError", "TokenStore",
+})
+
+
+def __getattr__(name: str) -> object:
+    if name in _AUTH_NAMES:
+        from rondo.client import auth
+
+        return getattr(auth, name)
+    raise AttributeError(f"module 'rondo.client' has no attribute {name!r}")
+
+__all__ = [  # plus the authorization names in _AUTH_NAMES, resolved lazily
     "CallToolResult",
     "Client",
     "ClientError",

@@ -113,7 +113,7 @@ class Handlers:
         value = handler(*args) if callable(handler) else handler
         if inspect.isawaitable(value):
             value = await value
-        answer = kind.wire_answer(value)
+        answer: Json = kind.wire_answer(value)
         try:
             kind.read_answer(request, answer)
         except ValueError as exc:

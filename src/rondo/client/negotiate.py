@@ -49,6 +49,10 @@ async def choose_era(discover: Callable[[str], Awaitable[Json]], *, timeout: flo
                 return Era(False, None)
             supported = supported_from(exc)
             mutual = mutual_modern(supported)
+            if mutual == version:  # it lists what it just refused: resending the same is futile
+                raise ClientError(
+                    f"server refused protocol version {version} although it lists it as supported"
+                ) from exc
             if mutual is not None and attempt == 0:
                 version = mutual
                 continue

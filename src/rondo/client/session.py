@@ -103,7 +103,8 @@ class Client:
     2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
     `deadline` bound each input_required exchange, `max_input_requests` the questions in one
-    round; `timeout` bounds each request.
+    round; `timeout` bounds each request. `auth` (HTTP only) signs in to protected servers:
+    `rondo.client.OAuth(...)` or `rondo.client.ClientCredentials(...)`.
     """
 
     def __init__(
@@ -130,6 +131,7 @@ class Client:
         stderr: Any = None,
         on_notification: Callable[[Json], Any] | None = None,
         extensions: Sequence[ClientExtension] = (),
+        auth: Any = None,
     ) -> None:
         if protocol not in (None, "auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
             raise ValueError(f"unknown protocol version {protocol!r}")
@@ -152,7 +154,9 @@ class Client:
         self.timeout = timeout
         self.probe_timeout = probe_timeout
         self.on_notification = on_notification
-        self.transport: Transport = make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr)
+        # auth hook: an httpx.Auth (rondo.client.OAuth, ClientCredentials) for HTTP targets.
+        self.transport: Transport = make_transport(target, headers=headers, env=env, cwd=cwd, stderr=stderr,
+                                                   auth=auth)
         self.cache = ResultCache()
         self.era: str | None = None  # "modern" or "legacy" once connected
         self.protocol_version: str | None = None
@@ -456,14 +460,18 @@ class Client:
             params["arguments"] = dict(arguments)
         headers = await self._param_headers(name, params.get("arguments"))
         try:
-            return await self._mrtr("tools/call", params, manual, on_progress, headers)
+            called: CallToolResult | PendingCall = await self._mrtr(
+                "tools/call", params, manual, on_progress, headers)
+            return called
         except McpError as exc:
             if exc.code != HEADER_MISMATCH or not self._carries_headers:
                 raise
         # The server says our Mcp-Param headers are off: the schema may have changed.
         await self.list_tools(refresh=True)
         headers = await self._param_headers(name, params.get("arguments"))
-        return await self._mrtr("tools/call", params, manual, on_progress, headers)
+        again: CallToolResult | PendingCall = await self._mrtr(
+            "tools/call", params, manual, on_progress, headers)
+        return again
 
     @overload
     async def read_resource(
@@ -484,7 +492,9 @@ class Client:
             cached = self.cache.get("resources/read", uri)
             if cached is not None:
                 return convert(cached, ReadResourceResult, "resources/read result")
-        return await self._mrtr("resources/read", {"uri": uri}, manual, on_progress, None)
+        read: ReadResourceResult | PendingCall = await self._mrtr(
+            "resources/read", {"uri": uri}, manual, on_progress, None)
+        return read
 
     @overload
     async def get_prompt(
@@ -505,7 +515,9 @@ class Client:
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self._mrtr("prompts/get", params, manual, on_progress, None)
+        got: GetPromptResult | PendingCall = await self._mrtr(
+            "prompts/get", params, manual, on_progress, None)
+        return got
 
     async def resume(
         self,

@@ -4,6 +4,11 @@
     rondo call "python examples/preferences.py --stdio" favorite_color '{"user": "ann"}'
     rondo call URL TOOL '{"user": "ann"}' --answers answers.json  # scripted answers
 
+A protected HTTP server (401) makes it sign in: it prints the authorization URL (and opens a
+browser when there is a display), catches the redirect on 127.0.0.1, and keeps the token in
+`~/.local/state/rondo/tokens.json` (0600; `--token-store FILE`), so the next run goes straight
+through.
+
 Form elicitations are asked field by field (typed, validated, defaults offered; `:decline`
 or `:cancel` at any prompt); URL elicitations show the full link and ask for consent. With
 `--answers FILE` the answers come from a JSON file instead: a list used in order, each item an
@@ -235,7 +240,29 @@ def _parser() -> argparse.ArgumentParser:
                         help="extra HTTP header (repeatable)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    sign_in = parser.add_argument_group("signing in to protected HTTP servers (OAuth)")
+    sign_in.add_argument("--token-store", metavar="FILE",
+                         help="where tokens are kept between runs (default ~/.local/state/rondo/tokens.json)")
+    sign_in.add_argument("--client-id", help="a pre-registered client id (secret from $RONDO_CLIENT_SECRET)")
+    sign_in.add_argument("--scope", action="append", default=[], help="scope to ask for as well (repeatable)")
+    sign_in.add_argument("--no-browser", action="store_true", help="only print the sign-in URL")
+    sign_in.add_argument("--no-auth", action="store_true", help="never sign in")
     return parser
+
+
+def _auth(args: argparse.Namespace) -> Any:
+    """`rondo call` signs in by printing the URL (and opening a browser when there is one),
+    catching the redirect on 127.0.0.1, and keeping the token in a 0600 file for next time."""
+    if args.no_auth or not str(args.target).startswith(("http://", "https://")):
+        return None
+    import os
+
+    from rondo.client.auth import FileTokenStore, LoopbackRedirect, OAuth
+
+    store = FileTokenStore(args.token_store) if args.token_store else FileTokenStore.default()
+    return OAuth(redirect=LoopbackRedirect(open_browser=not args.no_browser), store=store,
+                 client_id=args.client_id, client_secret=os.environ.get("RONDO_CLIENT_SECRET") if args.client_id else None,
+                 client_name="rondo call", scopes=args.scope)
 
 
 def main(argv: list[str]) -> int:
@@ -274,7 +301,8 @@ async def _run(args: argparse.Namespace, arguments: Json, headers: Json, handler
     from rondo.client.session import Client
 
     async with Client(args.target, protocol=args.protocol, name="rondo-call", on_elicit=handler,
-                      elicit_modes=("form", "url"), headers=headers or None, timeout=args.timeout) as client:
+                      elicit_modes=("form", "url"), headers=headers or None, timeout=args.timeout,
+                      auth=_auth(args)) as client:
         if args.tool is None:
             for tool in await client.list_tools():
                 line = tool.name + (f"  {tool.description}" if tool.description else "")

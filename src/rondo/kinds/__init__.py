@@ -17,6 +17,9 @@ from .roots import ROOTS, Root, RootList
 from .sampling import SAMPLING, SampleRequest, SamplingResult
 
 KINDS: tuple[Kind, ...] = (FORM, URL, SAMPLING, ROOTS)
+_BY_METHOD: dict[str, tuple[Kind, ...]] = {}
+for _kind in KINDS:
+    _BY_METHOD[_kind.method] = (*_BY_METHOD.get(_kind.method, ()), _kind)
 METHODS = frozenset(kind.method for kind in KINDS)  # what a 2025-11-25 client may be asked
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "RootList",
     "SamplingResult",
     "kind_for",
+    "merge_capabilities",
     "missing_capabilities",
     "response",
 ]
@@ -40,12 +44,16 @@ __all__ = [
 
 def kind_for(request: Mapping[str, Any]) -> Kind:
     """The kind `request` belongs to; ValueError for anything that is not an input request."""
-    if not isinstance(request, Mapping):
+    if not isinstance(request, dict) and not isinstance(request, Mapping):
         raise ValueError(f"an input request must be an object, got {json_type(request)}")
-    for kind in KINDS:
-        if kind.matches(request):
-            return kind
     method = request.get("method")
+    candidates = _BY_METHOD.get(method) if isinstance(method, str) else None
+    if candidates is not None:
+        if len(candidates) == 1:
+            return candidates[0]
+        for kind in candidates:
+            if kind.matches(request):
+                return kind
     if method == "elicitation/create":
         params = request.get("params")
         mode = params.get("mode") if isinstance(params, Mapping) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 Capabilities = dict[str, Any]
 
@@ -188,7 +188,7 @@ def expect_list(value: Any, path: str) -> list[Any] | tuple[Any, ...]:
     return value
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """A finite JSON number (bool is not a number here, as in JSON)."""
     if isinstance(value, bool):
         return False

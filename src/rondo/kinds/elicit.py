@@ -9,7 +9,7 @@ whatever happens there has finished: check that yourself on the retry.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -232,7 +232,7 @@ def check_url(value: Any, path: str) -> str:
         parts.port  # noqa: B018 - raises on a malformed port
     except ValueError:
         raise fail(path, "has an invalid port") from None
-    return value
+    return cast(str, value)  # expect_string checked it
 
 
 # -- builders ----------------------------------------------------------------------------------

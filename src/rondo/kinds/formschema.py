@@ -251,16 +251,17 @@ def _check_string(prop: Mapping[str, Any], value: str, path: str) -> None:
 def _check_number(prop: Mapping[str, Any], value: Any, path: str) -> int | float:
     if not is_number(value):
         raise fail(path, f"must be a number, got {json_type(value)}")
-    if prop["type"] == "integer" and isinstance(value, float):
+    number: int | float = value
+    if prop["type"] == "integer" and isinstance(number, float):
         # JSON Schema counts 3.0 as an integer; hand the handler a real int.
-        if not value.is_integer():
+        if not number.is_integer():
             raise fail(path, "must be an integer")
-        value = int(value)
-    if "minimum" in prop and value < prop["minimum"]:
+        number = int(number)
+    if "minimum" in prop and number < prop["minimum"]:
         raise fail(path, f"must be at least {prop['minimum']}")
-    if "maximum" in prop and value > prop["maximum"]:
+    if "maximum" in prop and number > prop["maximum"]:
         raise fail(path, f"must be at most {prop['maximum']}")
-    return value
+    return number
 
 
 def _check_selection(prop: Mapping[str, Any], value: Any, path: str) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import binascii
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -138,7 +138,7 @@ def check_block(block: Any, path: str, allowed: frozenset[str] = SAMPLING_BLOCKS
     if "annotations" in block:
         expect_object(block["annotations"], join(path, "annotations"))
     check_meta(block, path)
-    return kind
+    return cast(str, kind)  # one of `allowed`
 
 
 def _check_embedded(block: Mapping[str, Any], path: str) -> None:

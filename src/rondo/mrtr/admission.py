@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from ..wire.errors import internal_error, missing_capability
 from ..wire.meta import INPUT_METHODS
+
+_encode = msgspec.json.encode
 
 
 def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
@@ -29,14 +33,32 @@ def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
         raise missing_capability(missing)
 
 
+_VALID: dict[bytes, None] = {}  # encoded questions already validated (bounded: see below)
+_VALID_LIMIT = 1024
+
+
 def check_requests(requests: Mapping[str, Any]) -> None:
-    """A handler's questions must be well formed: a bad one is the server's bug (-32603)."""
+    """A handler's questions must be well formed: a bad one is the server's bug (-32603).
+
+    Most tools ask the same few questions on every call, so a question whose exact encoding was
+    validated before is not validated again (the check is a pure function of that encoding).
+    """
     from ..kinds import kind_for
 
     for key, request in requests.items():
         if not isinstance(key, str) or not key:
             raise internal_error("input request keys must be non-empty strings")
         try:
+            encoded = _encode(request)
+        except (TypeError, ValueError, OverflowError):
+            encoded = None  # not even JSON: validation says why
+        if encoded is not None and encoded in _VALID:
+            continue
+        try:
             kind_for(request).validate_request(request)
         except ValueError as exc:
             raise internal_error(f"input request {key!r} is invalid: {exc}") from None
+        if encoded is not None:
+            if len(_VALID) >= _VALID_LIMIT:
+                _VALID.clear()
+            _VALID[encoded] = None

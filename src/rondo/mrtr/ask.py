@@ -31,7 +31,7 @@ def digest(request: Mapping[str, Any]) -> str:
 class AskBook:
     """Per-request record of answers (carried and new) and of the questions still open."""
 
-    __slots__ = ("carried", "asked", "answers", "pending", "sealed")
+    __slots__ = ("carried", "asked", "answers", "pending", "sealed", "digests")
 
     def __init__(
         self,
@@ -47,10 +47,12 @@ class AskBook:
         self.sealed = sealed
         self.answers: dict[str, list[Any]] = {}  # key -> [digest, raw answer]
         self.pending: dict[str, Any] = {}
+        # key -> (question, its digest) for the questions asked this round
+        self.digests: dict[str, tuple[Any, str]] = {}
 
 
 def book_of(ctx: Any) -> AskBook:
-    book = ctx._mrtr
+    book: AskBook | None = ctx._mrtr
     if book is None:
         book = ctx._mrtr = AskBook(None, None)
     return book
@@ -77,6 +79,7 @@ def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dic
         except ValueError as exc:
             raise internal_error(f"ctx.ask({key!r}): {exc}") from None
         d = digest(request)
+        book.digests[key] = (request, d)
         if key in responses and (book.asked.get(key) == d if book.sealed else True):
             raw = responses[key]
             found[key] = _read(kind, key, request, raw)
@@ -125,8 +128,14 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
     if book is not None and book.answers:
         env[ANSWERS] = book.answers
     if asked:
-        env[ASKED] = {key: digest(req) for key, req in asked.items()}
+        known = book.digests if book is not None else {}
+        env[ASKED] = {key: _digest_of(known.get(key), req) for key, req in asked.items()}
     return env or None
+
+
+def _digest_of(known: tuple[Any, str] | None, request: Mapping[str, Any]) -> str:
+    # The digest `answer_now` took of this very question, or a fresh one (an explicit request).
+    return known[1] if known is not None and known[0] is request else digest(request)
 
 
 def load_envelope(ctx: Any, opened: Any) -> None:

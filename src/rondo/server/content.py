@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeGuard
 
 import msgspec
 
@@ -197,7 +197,7 @@ def resource_link(
     return _extras(block, annotations, meta)  # type: ignore[return-value]
 
 
-def is_content_block(value: Any) -> bool:
+def is_content_block(value: Any) -> TypeGuard[dict[str, Any]]:
     """True for a dict shaped like one of the five ContentBlock kinds."""
     if type(value) is not dict:
         return False
@@ -371,7 +371,7 @@ def prompt_messages(value: Any) -> list[dict[str, Any]]:
 # -- resources --------------------------------------------------------------------------------
 
 
-def _is_contents(item: Any) -> bool:
+def _is_contents(item: Any) -> TypeGuard[dict[str, Any]]:
     return type(item) is dict and "uri" in item and ("text" in item or "blob" in item)
 
 

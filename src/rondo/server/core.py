@@ -89,7 +89,8 @@ class Core:
                 f"{req.method} cannot ask for input (only tools/call, prompts/get and "
                 "resources/read can)"
             ) from None
-        return req.dialect.finish(req, result)
+        shaped: dict[str, Any] = req.dialect.finish(req, result)
+        return shaped
 
     def may_suspend(self, method: str, params: Mapping[str, Any]) -> bool:
         """Could answering this request wait on something (an async handler, a stream)?
@@ -115,15 +116,19 @@ class Core:
         `refuse(reason)` for arguments that do not bind) and `(False, value)` for the
         component's own return value, which the caller shapes.
         """
-        from .schema import ArgumentError
-
         dialect = req.dialect
         ctx = dialect.context(self, req)
-        self.open_retry(ctx, req.params)
+        params = req.params
+        if "inputResponses" in params or "requestState" in params:
+            self.open_retry(ctx, params)
         sig = component.signature
         try:
             kwargs = sig.bind(arguments)
-        except ArgumentError as exc:
+        except Exception as exc:
+            from .schema import ArgumentError  # only refusals pay for the import
+
+            if not isinstance(exc, ArgumentError):
+                raise
             return True, refuse(str(exc))
         value = await dialect.run(ctx, component.fn, sig, kwargs)
         if isinstance(value, InputRequired):

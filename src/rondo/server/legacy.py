@@ -62,6 +62,9 @@ class LegacyDialect:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self.core.subscriptions.legacy_hooks.append(self._fanout)
+        from .replicas import session_prefix  # fleet hook: ids name their worker
+
+        self._sid_prefix = session_prefix()
 
     # -- the dialect's members (what the core asks of an era) ------------------------------------
 
@@ -107,7 +110,7 @@ class LegacyDialect:
             if info is not None and not isinstance(info, dict):
                 raise invalid_params("initialize: clientInfo must be an object")
             version = negotiate(params.get("protocolVersion"))
-            session = LegacySession(secrets.token_urlsafe(18), version, caps, info,
+            session = LegacySession(self._sid_prefix + secrets.token_urlsafe(18), version, caps, info,
                                     self.config.log_level, self.config.ask_timeout)
             self._remember_loop()
             self.sessions.add(session)

@@ -11,7 +11,6 @@ import base64
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.result import InputRequired
@@ -35,24 +34,37 @@ Handler = Callable[["Core", "Request"], Awaitable[dict[str, Any]]]
 BOTH = frozenset({MODERN, LEGACY})
 
 
-@dataclass(frozen=True, slots=True)
 class Method:
     """One row of the table. `suspends(core, params)` says whether answering may await
-    something (an async handler, a stream); transports answer the others inline."""
+    something (an async handler, a stream); transports answer the others inline.
 
-    name: str
-    handler: Handler
-    eras: frozenset[str] = BOTH
-    gate: str | None = None
-    suspends: Callable[[Core, Mapping[str, Any]], bool] | None = None
+    A plain slotted class, not a dataclass: building the table is on a stdio server's cold
+    start, and dataclass creation costs milliseconds there."""
 
-    def __post_init__(self) -> None:
+    __slots__ = ("name", "handler", "eras", "gate", "suspends")
+
+    def __init__(
+        self,
+        name: str,
+        handler: Handler,
+        eras: frozenset[str] = BOTH,
+        gate: str | None = None,
+        suspends: Callable[[Core, Mapping[str, Any]], bool] | None = None,
+    ) -> None:
+        self.name = name
+        self.handler = handler
+        self.eras = eras
+        self.gate = gate
+        self.suspends = suspends
         if not isinstance(self.name, str) or not self.name:
             raise ValueError("a method needs a non-empty name")
         if not self.eras or not self.eras <= BOTH:
             raise ValueError(f"method {self.name!r}: eras must be a subset of {sorted(BOTH)}")
         if not callable(self.handler):
             raise TypeError(f"method {self.name!r}: handler must be an async callable")
+
+    def __repr__(self) -> str:
+        return f"Method({self.name!r}, eras={sorted(self.eras)}, gate={self.gate!r})"
 
 
 def era_set(era: str | tuple[str, ...] | frozenset[str]) -> frozenset[str]:
@@ -80,7 +92,16 @@ async def discover(core: Core, req: Request) -> dict[str, Any]:
     return result
 
 
-def page(core: Core, items: list[Any], params: Mapping[str, Any], key: str) -> dict[str, Any]:
+def page(core: Core, items: list[Any], params: Mapping[str, Any], key: str,
+         auth: Any = None) -> dict[str, Any]:
+    private = False
+    if auth is not None and core.server.auth is not None:
+        # rondo.auth hook: list only what the caller's token may use (a per-caller list).
+        from ..auth.scopes import visible
+
+        shown = visible(core.server, auth, key, items)
+        if shown is not None:
+            items, private = shown, True
     cursor = params.get("cursor")
     start = 0 if cursor is None else _decode_cursor(cursor, len(items))
     server = core.server
@@ -89,13 +110,13 @@ def page(core: Core, items: list[Any], params: Mapping[str, Any], key: str) -> d
     if end < len(items):
         result["nextCursor"] = _encode_cursor(end)
     result["ttlMs"] = server.list_ttl_ms
-    result["cacheScope"] = server.list_cache_scope
+    result["cacheScope"] = "private" if private else server.list_cache_scope
     return result
 
 
 def _lister(registry: str, key: str) -> Handler:
     async def list_items(core: Core, req: Request) -> dict[str, Any]:
-        return page(core, list(getattr(core.server, registry).values()), req.params, key)
+        return page(core, list(getattr(core.server, registry).values()), req.params, key, req.auth)
 
     list_items.__name__ = f"list_{registry}"
     return list_items
@@ -166,7 +187,8 @@ async def prompts_get(core: Core, req: Request) -> dict[str, Any]:
 
     done, value = await core.invoke(req, prompt, arguments, refuse)
     if done:
-        return value
+        answered: dict[str, Any] = value
+        return answered
     result: dict[str, Any] = {"messages": prompt_messages(value)}
     description = prompt.wire.get("description")
     if description is not None:
@@ -187,7 +209,8 @@ async def resources_read(core: Core, req: Request) -> dict[str, Any]:
 
     done, value = await core.invoke(req, component, variables, refuse)
     if done:
-        return value
+        answered: dict[str, Any] = value
+        return answered
     contents = resource_contents(value, uri, component.mime_type)
     if not contents:
         raise resource_not_found(uri)

@@ -47,9 +47,11 @@ class ModernDialect:
     def ask(self, ctx: Context, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
         return ask_by_interrupt(ctx, requests, single=single)
 
-    async def run(self, ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: dict[str, Any]) -> Any:
-        """Call a component, turning a `ctx.ask` interrupt into an InputRequired outcome."""
-        return await run_component(ctx, fn, sig, kwargs)
+    def run(self, ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: dict[str, Any]) -> Any:
+        """Call a component, turning a `ctx.ask` interrupt into an InputRequired outcome.
+
+        Returns `run_component`'s coroutine itself: no extra frame on the hot path."""
+        return run_component(ctx, fn, sig, kwargs)
 
     def input_required(self, ctx: Context, outcome: InputRequired) -> dict[str, Any]:
         """Admit an input_required outcome and encode it, sealing the state for the next round."""

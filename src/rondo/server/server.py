@@ -19,6 +19,7 @@ from .components import (
 from .templates import UriTemplate
 
 if TYPE_CHECKING:
+    from ..auth import ResourceServer
     from ..state import StatePolicy
     from .core import Core
     from .methods import Handler, Method
@@ -61,6 +62,8 @@ class Server:
     error" and a correlation id the server log carries with the traceback; `ToolError` text
     always passes through. `max_uri_length` bounds the URIs `resources/read` accepts;
     `max_listen_streams` / `max_listen_per_principal` the open `subscriptions/listen` streams.
+    `auth` is a `rondo.auth.ResourceServer`: HTTP then requires OAuth bearer tokens (stdio
+    stays unauthenticated: its credentials come from the environment).
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class Server:
         max_uri_length: int = DEFAULT_MAX_URI_LENGTH,
         max_listen_streams: int = 1000,
         max_listen_per_principal: int = 100,
+        auth: ResourceServer | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -135,6 +139,10 @@ class Server:
         self.extra_methods: list[Method] = []
         self.extensions: dict[str, Extension] = {}
         self._core: Core | None = None
+        # rondo.auth hook: the resource server, and scopes=[...] per component, keyed
+        # ("tool", name) / ("prompt", name) / ("resource", uri or template).
+        self.auth = auth
+        self.component_scopes: dict[tuple[str, str], tuple[str, ...]] = {}
 
     # -- registration --------------------------------------------------------------------------
 
@@ -155,6 +163,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -171,6 +180,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Any:
         """Register a function as a tool; its parameters' type hints become the input schema.
 
@@ -198,6 +208,7 @@ class Server:
                 icons=icons,
                 meta=meta,
             )
+            self._scopes("tool", tool_name, scopes)
             self.tools[tool_name] = Tool(tool_name, f, sig, wire)
             self._changed("tools")
             return f
@@ -219,6 +230,7 @@ class Server:
         ttl_ms: int | None = None,
         cache_scope: str | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource at a static URI, or a template such as `notes://{id}`.
 
@@ -244,6 +256,7 @@ class Server:
                 sig = template_signature(f, ())
                 wire["uri"] = uri
             _thread(sig, thread, uri)
+            self._scopes("resource", uri, scopes)
             wire["name"] = name or f.__name__
             for key, value in (
                 ("title", title),
@@ -281,6 +294,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -294,6 +308,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         thread: bool = False,
+        scopes: list[str] | None = None,
     ) -> Any:
         """Register a prompt; its string parameters become the prompt's arguments.
 
@@ -319,11 +334,20 @@ class Server:
                     wire[key] = value
             if arguments:
                 wire["arguments"] = arguments
+            self._scopes("prompt", prompt_name, scopes)
             self.prompts[prompt_name] = Prompt(prompt_name, f, sig, wire)
             self._changed("prompts")
             return f
 
         return register(fn) if fn is not None else register
+
+    def _scopes(self, kind: str, key: str, scopes: list[str] | None) -> None:
+        """`scopes=[...]` on a decorator: what a token needs to use the component (rondo.auth)."""
+        if scopes is None:
+            return
+        from ..auth.scopes import check_scopes
+
+        self.component_scopes[(kind, key)] = check_scopes(scopes, f"{kind} {key!r}")
 
     def completion(self, fn: F) -> F:
         """Register the completion hook: `fn(ref, argument, context_arguments)`.
@@ -386,10 +410,12 @@ class Server:
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
+        self.component_scopes.pop(("tool", name), None)
         self._changed("tools")
 
     def remove_prompt(self, name: str) -> None:
         del self.prompts[name]
+        self.component_scopes.pop(("prompt", name), None)
         self._changed("prompts")
 
     def remove_resource(self, uri: str) -> None:
@@ -397,6 +423,7 @@ class Server:
             del self.resources[uri]
         else:
             del self.templates[uri]
+        self.component_scopes.pop(("resource", uri), None)
         self._changed("resources")
 
     # -- change notifications -------------------------------------------------------------------

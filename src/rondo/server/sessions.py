@@ -92,6 +92,7 @@ class LegacySession:
         "on_close",
         "ask_timeout",
         "completed",
+        "principal",
     )
 
     def __init__(self, sid: str, version: str, capabilities: dict[str, Any],
@@ -115,6 +116,7 @@ class LegacySession:
         self.on_close: Callable[[LegacySession], None] | None = None
         self.ask_timeout = ask_timeout
         self.completed = False  # answered a request: an initialize flood evicts others first
+        self.principal: str | None = None  # rondo.auth: who opened it (HttpGuard.bind_session)
 
     @property
     def busy(self) -> bool:
@@ -255,9 +257,12 @@ class SessionTable:
         """Make room, least recently used first: a session that never completed a request
         (an `initialize` flood), then any idle one, then one that only holds streams open."""
         sessions = tuple(self._by_id.values())
-        for test in (lambda s: not s.busy and not s.completed,
-                     lambda s: not s.busy,
-                     lambda s: not s.inflight and not s.pending):
+        tests: tuple[Callable[[LegacySession], bool], ...] = (
+            lambda s: not s.busy and not s.completed,
+            lambda s: not s.busy,
+            lambda s: not s.inflight and not s.pending,
+        )
+        for test in tests:
             for session in sessions:
                 if test(session):
                     log.info("session cap reached: evicting %r", session)

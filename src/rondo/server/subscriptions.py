@@ -63,6 +63,9 @@ class Subscriptions:
         self._per_principal: dict[str, int] = {}
         # Legacy sessions register plain callbacks: (kind, payload) -> None.
         self.legacy_hooks: list[Callable[[str, Any], None]] = []
+        # Fleet hook: a bus (rondo.fleet) carries changes to every worker, this one included,
+        # and hands them back through `deliver`. None: deliver here only.
+        self.bus: Any = None
 
     def add(self, listener: Listener) -> None:
         """Register a stream, or McpError(-32000) when a cap is reached."""
@@ -94,6 +97,25 @@ class Subscriptions:
         return len(self._listeners)
 
     def list_changed(self, what: str) -> None:
+        if self.bus is not None:
+            self.bus.publish("list_changed", what)
+        else:
+            self.deliver("list_changed", what)
+
+    def resource_updated(self, uri: str) -> None:
+        if self.bus is not None:
+            self.bus.publish("resource_updated", uri)
+        else:
+            self.deliver("resource_updated", uri)
+
+    def deliver(self, kind: str, payload: str) -> None:
+        """Send a change to the listeners of this process (`kind` as a bus carries it)."""
+        if kind == "list_changed":
+            self._deliver_list_changed(payload)
+        elif kind == "resource_updated":
+            self._deliver_resource_updated(payload)
+
+    def _deliver_list_changed(self, what: str) -> None:
         flag = _LIST_FLAGS[what]
         method = f"notifications/{what}/list_changed"
         targets = [x for x in self._listeners if flag in x.flags]
@@ -101,7 +123,7 @@ class Subscriptions:
         for hook in tuple(self.legacy_hooks):
             hook("list_changed", what)
 
-    def resource_updated(self, uri: str) -> None:
+    def _deliver_resource_updated(self, uri: str) -> None:
         targets = [x for x in self._listeners if any(covers(sub, uri) for sub in x.uris)]
         _fan_out(targets, "notifications/resources/updated", {"uri": uri})
         for hook in tuple(self.legacy_hooks):

@@ -70,13 +70,13 @@ def _check_secret(secret: Any, what: str) -> bytes:
         )
     if not isinstance(secret, (bytes, bytearray, memoryview)):
         raise TypeError(f"{what} must be bytes, not {type(secret).__name__}")
-    secret = bytes(secret)
-    if len(secret) < MIN_SECRET_BYTES:
+    raw = bytes(secret)
+    if len(raw) < MIN_SECRET_BYTES:
         raise ValueError(
-            f"{what} is {len(secret)} bytes; at least {MIN_SECRET_BYTES} random bytes are needed "
+            f"{what} is {len(raw)} bytes; at least {MIN_SECRET_BYTES} random bytes are needed "
             "(generate one with secrets.token_bytes(32))"
         )
-    return secret
+    return raw
 
 
 class Keyring:

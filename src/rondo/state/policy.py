@@ -12,7 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..wire.errors import STATE_REJECTED_MESSAGE, state_rejected
 from .codec import (
@@ -43,9 +43,12 @@ PrincipalFn = Callable[["RequestFacts"], "str | None"]
 rejected = state_rejected
 
 
-def anonymous(ctx: RequestFacts) -> None:
-    """The default principal: nobody. Tokens then bind method, params, audience and expiry."""
-    return None
+def anonymous(ctx: RequestFacts) -> str | None:
+    """The default principal: the verified token's when `rondo.auth` authenticated the request
+    (its `Principal.binding`, so a state sealed for one user never opens for another), else
+    nobody. Tokens always bind method, params, audience and expiry."""
+    binding = getattr(getattr(ctx, "auth", None), "binding", None)  # rondo.auth hook
+    return binding if isinstance(binding, str) else None
 
 
 def require_cryptography() -> None:
@@ -60,7 +63,7 @@ def require_cryptography() -> None:
 def check_store(store: Any) -> ReplayStore:
     if not callable(getattr(store, "consume", None)):
         raise TypeError("replay_store must have a consume(token_id, ttl) -> bool method")
-    return store
+    return cast("ReplayStore", store)
 
 
 class StatePolicy:

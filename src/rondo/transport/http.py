@@ -102,6 +102,7 @@ class HttpApp:
         keepalive: float = KEEPALIVE_SECONDS,
         legacy: Any = True,
         max_pending: int = DEFAULT_MAX_PENDING,
+        auth: Any = None,
     ) -> None:
         if not isinstance(max_body, int) or max_body < 1:
             raise ValueError("max_body must be a positive number of bytes")
@@ -118,6 +119,17 @@ class HttpApp:
         )
         self.keepalive = keepalive
         _warn_process_key(server)
+        # rondo.auth hook: an OAuth resource server guards the endpoint when configured.
+        self.guard: Any = None
+        auth = server.auth if auth is None else auth
+        if auth is not None:
+            from ..auth.guard import HttpGuard
+
+            if server.auth is None:
+                server.auth = auth  # list filtering in the core reads it
+            elif server.auth is not auth:
+                raise ValueError("this server already has another ResourceServer (Server(auth=...))")
+            self.guard = HttpGuard(server, auth, self.path)
         # The 2025-11-25 era (sessions): True for the defaults, a LegacyConfig, or False for none.
         self.legacy: Any = None
         if legacy:
@@ -138,14 +150,23 @@ class HttpApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                bus = self.core.subscriptions.bus  # fleet hook: subscribed before serving
+                if bus is not None:
+                    await bus.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.core.subscriptions.bus is not None:
+                    await self.core.subscriptions.bus.stop()
                 if self.legacy is not None:
                     await self.legacy.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        guard = self.guard
+        if guard is not None and scope.get("path", "") in guard.metadata_paths:
+            await guard.metadata(scope["method"], send)
+            return
         if self.path is not None and scope.get("path", "").rstrip("/") != self.path:
             await send_plain(send, 404, b"Not Found")
             return
@@ -158,6 +179,11 @@ class HttpApp:
             await send_json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
                                                                "message": "Forbidden: Host or Origin not allowed"}})
             return
+        if guard is not None:
+            principal = await guard.authenticate(headers, send)
+            if principal is None:
+                return  # refused: 401, 400 or 503 already sent
+            scope["auth"] = principal
         method = scope["method"]
         if method != "POST":
             if self.legacy is not None and method in ("GET", "DELETE"):
@@ -273,6 +299,11 @@ class HttpApp:
         except McpError as exc:
             await send_error(send, rid, exc)
             return
+        if self.guard is not None:
+            needed = self.guard.insufficient(method, params, scope.get("auth"))
+            if needed:
+                await self.guard.forbid(send, rid, needed)
+                return
         await self._answer(rid, method, params, env, scope, receive, send)
 
     async def _answer(
@@ -390,6 +421,9 @@ class HttpApp:
 
 
 def _warn_process_key(server: Server) -> None:
+    from ..server.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
+
+    check_fleet(server)
     policy = server.state_policy
     if policy is None:
         return

@@ -8,7 +8,7 @@
   log line, a server-to-client request), with an SSE stream ending in the response. Every event
   has an id `<stream>_<seq>`; clients on 2025-11-25 first get a priming event (id, empty data,
   `retry`) so they can resume the stream with `Last-Event-ID` if it breaks or the server ends it
-  early (`rondo.server.legacy.close_stream`, SSE polling).
+  early (`rondo.legacy.close_stream`, SSE polling).
 - POST of a notification or of a response to one of our requests: 202.
 - GET: the session's standalone stream (list changes, resource updates), or, with
   `Last-Event-ID`, the replay and continuation of the stream that id belongs to.
@@ -246,12 +246,15 @@ class LegacyHttp:
         sid = header_value(headers, b"mcp-session-id")
         if method == "POST" and msg is not None:
             if sid is None:
-                await self._sessionless(msg, send)
+                await self._sessionless(msg, scope, send)
                 return
         elif sid is None:
             await send_error(send, None, McpError(SERVER_BUSY, "Bad Request: Mcp-Session-Id header is required"), 400)
             return
         session = self.dialect.sessions.get(sid)
+        guard = self.app.guard
+        if session is not None and guard is not None and not guard.session_ok(session, scope.get("auth")):
+            session = None  # rondo.auth hook: another principal's session is, to this one, unknown
         if session is None or session.transport is None:
             await send_error(send, readable_id(msg), McpError(SESSION_NOT_FOUND, "Session not found"), 404)
             return
@@ -271,16 +274,24 @@ class LegacyHttp:
 
     # -- POST --------------------------------------------------------------------------------
 
-    async def _sessionless(self, msg: dict[str, Any], send: Send) -> None:
+    async def _sessionless(self, msg: dict[str, Any], scope: dict[str, Any], send: Send) -> None:
         if not is_legacy_start(msg):
             await send_error(send, readable_id(msg), McpError(
                 SERVER_BUSY, "Bad Request: Mcp-Session-Id header is required (send initialize first)"), 400)
             return
+        guard = self.app.guard
+        if guard is not None:  # rondo.auth hook: server-wide scopes hold for initialize too
+            needed = guard.insufficient("initialize", {}, scope.get("auth"))
+            if needed:
+                await guard.forbid(send, readable_id(msg), needed)
+                return
         session, response = self.dialect.initialize(msg)
         if session is None:
             code = response["error"]["code"]
             await send_json(send, 503 if code == SERVER_BUSY else 400, response)
             return
+        if guard is not None:
+            guard.bind_session(session, scope.get("auth"))  # rondo.auth hook
         state = HttpState(self.budget)
         session.transport = state
         session.outlet = state.notify
@@ -303,6 +314,14 @@ class LegacyHttp:
         if msg["id"] in session.inflight:
             await send_error(send, None, duplicate_id(msg["id"]), 400)
             return
+        guard = self.app.guard
+        if guard is not None:  # rondo.auth hook: the 403 step-up challenge
+            params = msg.get("params")
+            needed = guard.insufficient(msg.get("method"), params if isinstance(params, dict) else {},
+                                        scope.get("auth"))
+            if needed:
+                await guard.forbid(send, msg["id"], needed)
+                return
         await self._request(session, msg, scope, receive, send)
 
     async def _request(self, session: LegacySession, msg: dict[str, Any], scope: dict[str, Any],

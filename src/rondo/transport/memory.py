@@ -55,7 +55,8 @@ class MemoryConnection:
         box: list[dict[str, Any]] = []
 
         def sink(out: dict[str, Any]) -> None:
-            if "method" not in out and out.get("id") == rid and "id" in msg:
+            # The answer: a response with our id, or the id-less error an unusable id gets.
+            if "method" not in out and "id" in msg and not box and out.get("id", rid) == rid:
                 box.append(out)
             elif on_notification is not None:
                 on_notification(_copy(out))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from rondo.wire.jsonrpc import is_response
 
@@ -42,13 +42,15 @@ def is_server_request(message: Mapping[str, Any]) -> bool:
 __all__ = ["Incoming", "Json", "Transport", "is_response", "is_server_request", "make_transport"]
 
 
-def make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any) -> Transport:
+def make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any, auth: Any = None) -> Transport:
     if hasattr(target, "request") and hasattr(target, "start"):
-        return target
+        return cast(Transport, target)
     if isinstance(target, str) and target.startswith(("http://", "https://")):
         from rondo.client.transports.http import HttpTransport
 
-        return HttpTransport(target, headers=headers)
+        return HttpTransport(target, headers=headers, auth=auth)
+    if auth is not None:  # auth hook: OAuth is HTTP's; stdio servers read their environment
+        raise ValueError("auth= applies to HTTP targets only (stdio servers take credentials from their environment)")
     if isinstance(target, str):
         target = shlex.split(target)
     if isinstance(target, Sequence) and not isinstance(target, str | bytes):

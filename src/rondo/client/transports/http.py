@@ -55,6 +55,7 @@ class HttpTransport:
         max_response: int = DEFAULT_MAX_RESPONSE,
         max_event: int = DEFAULT_MAX_EVENT,
         max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.url = url
         self.headers = dict(headers or {})
@@ -64,6 +65,7 @@ class HttpTransport:
         self._timeout = httpx.Timeout(connect_timeout, read=read_timeout, write=30.0, pool=None)
         self._client = http_client
         self._own_client = http_client is None
+        self._auth = auth  # auth hook: OAuth adds the bearer token and handles 401/403
         self._on_incoming: Incoming | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting: dict[Any, asyncio.Future[Json]] = {}
@@ -75,7 +77,7 @@ class HttpTransport:
     async def start(self, on_incoming: Incoming) -> None:
         self._on_incoming = on_incoming
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False)
+            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, auth=self._auth)
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
         client = self._require_client()
@@ -109,7 +111,8 @@ class HttpTransport:
             await asyncio.wait({reader, future}, return_when=asyncio.FIRST_COMPLETED)
             if future.done():
                 return future.result()
-            return reader.result()
+            answer: Json = reader.result()
+            return answer
         finally:
             self._waiting.pop(rid, None)
             if not reader.done():

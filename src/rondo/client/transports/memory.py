@@ -44,7 +44,7 @@ class MemoryTransport:
         if self._conn is None:
             raise TransportError("memory transport is not running")
         try:
-            response = await self._conn.send(message, self._notify_cb)
+            response: Json | None = await self._conn.send(message, self._notify_cb)
         except ConnectionError as exc:
             raise TransportError(str(exc)) from exc
         # Let notifications emitted before the response reach their callbacks first.

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -97,7 +96,8 @@ class StdioTransport:
             return await future
         except asyncio.CancelledError:
             # The only way to cancel on stdio is to say so; late answers are then ignored.
-            if not future.done():
+            # Cancelling this task cancels the awaited future too, so "cancelled" means unanswered.
+            if future.cancelled() or not future.done():
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self._write(
                         {"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -242,8 +242,3 @@ class StdioTransport:
         finally:
             if request:
                 self._gate.release()
-
-
-def python_command(script: str, *args: str) -> list[str]:
-    """A command running `script` with this interpreter (handy for examples and tests)."""
-    return [sys.executable, script, *args]

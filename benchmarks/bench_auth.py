@@ -1,0 +1,141 @@
+"""What OAuth costs per request: HTTP `add` with a JWT on every request, beside no auth.
+
+Starts the test authorization server (tests/authserver, oauth2-mock-server on loopback), then
+benchmarks/auth_server.py twice (without and with a ResourceServer), and drives each with wrk
+exactly as benchmarks/run.py does (`post.lua`, server on CPU 0, wrk on CPU 1, best of N). The
+client reuses one access token, as real clients do, so after the first request the token is
+served from the verified-token cache (SHA-256 digest -> principal). It also times, in process,
+a cold verification (signature, claims) of fresh tokens, which is what a cache miss costs.
+
+Run: .venv/bin/python benchmarks/bench_auth.py [--duration 5 --repeat 3 --connections 2]
+Target (issue 10): with auth, under 15% fewer requests/s than without.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from run import (  # noqa: E402
+    ADD_PARAMS,
+    RESULTS,
+    SERVER_CPU,
+    free_port,
+    http_headers,
+    pinned,
+    request,
+    stop,
+    wrk,
+    wrk_numbers,
+)
+
+from authserver.fixture import AuthServer  # noqa: E402
+
+
+def wait_ready(port: int, proc: subprocess.Popen[Any], token: str | None) -> None:
+    headers = http_headers("tools/call", "add")
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    body = json.dumps(request(1, "tools/call", ADD_PARAMS)).encode()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("server exited")
+        try:
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", body, headers)
+            with urllib.request.urlopen(req, timeout=5) as resp:
+                answer = json.loads(resp.read())
+            assert answer["result"]["content"][0]["text"] == "3", answer
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not answer")
+
+
+def measure(issuer: str | None, token: str | None, args: argparse.Namespace) -> dict[str, float]:
+    port = free_port()
+    RESULTS.mkdir(exist_ok=True)
+    log = open(RESULTS / f"auth-{'on' if issuer else 'off'}.log", "wb")  # noqa: SIM115
+    cmd = [sys.executable, str(HERE / "auth_server.py"), "http", str(port)]
+    if issuer is not None:
+        # aud must name this endpoint: mint after the port is known.
+        cmd.append(issuer)
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            preexec_fn=pinned(SERVER_CPU), cwd=ROOT)
+    try:
+        jwt = token(port) if callable(token) else None  # type: ignore[operator]
+        wait_ready(port, proc, jwt)
+        headers = http_headers("tools/call", "add")
+        if jwt:
+            headers["Authorization"] = f"Bearer {jwt}"
+        env = {"WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
+               "WRK_HEADERS": "\n".join(f"{k}: {v}" for k, v in headers.items())}
+        wrk("post.lua", port, env, args, args.warmup)
+        runs = [wrk_numbers(wrk("post.lua", port, env, args, args.duration)) for _ in range(args.repeat)]
+        best = max(runs, key=lambda r: r.get("rps", 0))
+        best["bad"] = sum(r.get("bad_responses", 0) + r["non2xx"] + r["socket_errors"] for r in runs)
+        return best
+    finally:
+        stop(proc)
+        log.close()
+
+
+def cold_verify_us(auth: AuthServer, count: int) -> float:
+    """Microseconds to verify one fresh JWT (keys already fetched, no cache hit)."""
+    from rondo.auth import ResourceServer
+
+    resource = "http://127.0.0.1:1/mcp"
+    rs = ResourceServer(resource=resource, issuer=auth.issuer, token_cache_size=0)
+    tokens = [auth.mint(aud=resource, scope="mcp:use") for _ in range(count)]
+
+    async def run() -> float:
+        await rs.authenticate(tokens[0])  # fetch the keys once
+        start = time.perf_counter()
+        for t in tokens:
+            await rs.authenticate(t)
+        return (time.perf_counter() - start) / len(tokens) * 1e6
+
+    return asyncio.run(run())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--duration", type=float, default=5.0)
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=2)
+    parser.add_argument("--cold-tokens", type=int, default=200)
+    args = parser.parse_args(argv)
+    with AuthServer.start() as auth:
+        plain = measure(None, None, args)
+        signed = measure(auth.issuer,
+                         lambda port: auth.mint(aud=f"http://127.0.0.1:{port}/mcp", scope="mcp:use"),  # type: ignore[arg-type]
+                         args)
+        cold = cold_verify_us(auth, args.cold_tokens)
+    cost = 1 - signed["rps"] / plain["rps"]
+    print("| HTTP `add` | no auth | JWT on every request (cached) |")
+    print("|---|---|---|")
+    change = f"{cost:.1%} fewer" if cost >= 0 else f"{-cost:.1%} more: noise, re-run"
+    print(f"| requests/s | {plain['rps']:,.0f} | {signed['rps']:,.0f} ({change}) |")
+    print(f"| p50 / p99 latency (ms) | {plain['p50']:.2f} / {plain['p99']:.2f} | "
+          f"{signed['p50']:.2f} / {signed['p99']:.2f} |")
+    print(f"| bad responses | {plain['bad']:.0f} | {signed['bad']:.0f} |")
+    print(f"\nCold verification of a fresh RS256 JWT (cache miss): {cold:.0f} us")
+    print(f"Target: under 15% fewer requests/s with auth: {'met' if cost < 0.15 else 'NOT met'}")
+    return 0 if plain["bad"] == 0 and signed["bad"] == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,92 @@
+"""The floor: the least a server can do to answer the benchmark's calls, with no MCP checks.
+
+    python benchmarks/floor.py http PORT    # a bare ASGI callable on uvicorn (uvloop, httptools)
+    python benchmarks/floor.py stdio        # a bare newline-delimited loop
+
+It decodes the body, looks at the method and tool name, and answers `tools/list`, `add` and both
+legs of `ask_color` (a fixed opaque requestState, nothing sealed, nothing validated). Every
+target's figure is also reported as a fraction of this one, measured in the same run on the same
+server stack: what the framework costs above the bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import msgspec
+
+_decode = msgspec.json.decode
+_encode = msgspec.json.encode
+_TOOLS = {"tools": [
+    {"name": "add", "inputSchema": {"type": "object", "properties": {
+        "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}},
+    {"name": "ask_color", "inputSchema": {"type": "object"}},
+], "resultType": "complete"}
+_ASK = {"resultType": "input_required", "requestState": "floor", "inputRequests": {"color": {
+    "method": "elicitation/create", "params": {"mode": "form", "message": "Which color?",
+                                               "requestedSchema": {"type": "object", "properties": {
+                                                   "color": {"type": "string"}}}}}}}
+
+
+def answer(body: bytes) -> bytes:
+    msg = _decode(body)
+    params = msg.get("params") or {}
+    method = msg.get("method")
+    if method == "tools/list":
+        result: dict = _TOOLS
+    elif params.get("name") == "add":
+        args = params["arguments"]
+        result = {"content": [{"type": "text", "text": str(args["a"] + args["b"])}],
+                  "resultType": "complete"}
+    elif "inputResponses" in params:
+        color = params["inputResponses"]["color"]["content"]["color"]
+        result = {"content": [{"type": "text", "text": color}], "resultType": "complete"}
+    else:
+        result = _ASK
+    return _encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+
+
+async def app(scope: dict, receive, send) -> None:  # type: ignore[no-untyped-def]
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    data = answer(body)
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+def stdio() -> None:
+    import os
+
+    buffer = b""
+    while True:
+        chunk = os.read(0, 65536)
+        if not chunk:
+            return
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        out = b"".join(answer(line) + b"\n" for line in lines if line.strip())
+        if out:
+            os.write(1, out)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["stdio"]:
+        stdio()
+    else:
+        import uvicorn
+
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning",
+                    access_log=False, loop="uvloop", http="httptools", lifespan="on")

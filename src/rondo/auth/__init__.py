@@ -1,0 +1,50 @@
+"""rondo.auth: an OAuth 2.1 resource server for rondo's HTTP transport.
+
+    auth = rondo.auth.ResourceServer(
+        resource="https://mcp.example.com/mcp",
+        issuer="https://login.example.com/",
+        scopes_supported=["mcp:use"],
+    )
+    server = rondo.Server("files", auth=auth)
+
+Nothing here is imported unless a server is configured with `auth=`; the JOSE library (PyJWT,
+the `auth` extra) only when a JWT verifier is built. See docs/auth.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "ResourceServer": "rondo.auth.config",
+    "Principal": "rondo.auth.principal",
+    "principal_of": "rondo.auth.principal",
+    "TokenVerifier": "rondo.auth.errors",
+    "InvalidToken": "rondo.auth.errors",
+    "VerifierUnavailable": "rondo.auth.errors",
+    "JwtVerifier": "rondo.auth.jwt_verifier",
+    "IntrospectionVerifier": "rondo.auth.introspection",
+}
+
+if TYPE_CHECKING:
+    from .config import ResourceServer as ResourceServer
+    from .errors import InvalidToken as InvalidToken
+    from .errors import TokenVerifier as TokenVerifier
+    from .errors import VerifierUnavailable as VerifierUnavailable
+    from .introspection import IntrospectionVerifier as IntrospectionVerifier
+    from .jwt_verifier import JwtVerifier as JwtVerifier
+    from .principal import Principal as Principal
+    from .principal import principal_of as principal_of
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rondo.auth' has no attribute {name!r}")
+
+
+__all__ = list(_EXPORTS)

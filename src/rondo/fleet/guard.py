@@ -1,0 +1,13 @@
+"""The start-up guard (it lives in `rondo.server.replicas`, a layer down, for the transport)."""
+
+from __future__ import annotations
+
+from ..server.replicas import (
+    ENV_FLEET,
+    FleetError,
+    check_fleet,
+    interactive_components,
+    is_replica,
+)
+
+__all__ = ["ENV_FLEET", "FleetError", "check_fleet", "interactive_components", "is_replica"]

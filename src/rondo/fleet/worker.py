@@ -1,0 +1,60 @@
+"""Build the ASGI app of one worker from a `RunConfig` (in-process, or in a spawned worker).
+
+`app()` is the import-string factory uvicorn's process manager calls in each spawned worker
+(`rondo.fleet.worker:app`); it reads the configuration from `RONDO_RUN`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+    from .run import RunConfig
+
+
+def build(config: RunConfig) -> tuple[Any, Server]:
+    from ..transport.http import HttpApp
+    from .front import Front
+    from .identity import worker_id
+    from .loader import load_server
+
+    logging.getLogger("rondo").setLevel(config.log_level.upper() if config.log_level != "trace"
+                                        else "DEBUG")
+    server = load_server(config.target)
+    if config.redis:
+        connect_redis(server, config.redis)
+    from .guard import check_fleet
+
+    check_fleet(server, config.workers)
+    inner = HttpApp(server, allowed_hosts=None, **config.extra)
+    front = Front(inner, server, allowed_hosts=config.allowed_hosts or _loopback(),
+                  allowed_origins=config.allowed_origins, worker=worker_id())
+    return front, server
+
+
+def connect_redis(server: Server, url: str) -> None:
+    """One Redis for the fleet: the change bus, and one-time state where it was in memory."""
+    from ..state.replay import MemoryReplayStore, RedisReplayStore
+    from .bus import use_bus
+    from .redis_bus import RedisBus
+
+    policy = server.state_policy
+    if policy is not None and isinstance(policy.replay_store, MemoryReplayStore):
+        policy.replay_store = RedisReplayStore(url=url)
+    use_bus(server, RedisBus(url=url, channel=f"rondo:changes:{server.name}"))
+
+
+def _loopback() -> list[str]:
+    from ..transport.http import LOOPBACK_HOSTS
+
+    return list(LOOPBACK_HOSTS)
+
+
+def app() -> Any:
+    from .run import ENV_RUN, RunConfig
+
+    front, _server = build(RunConfig.from_env(os.environ[ENV_RUN]))
+    return front
