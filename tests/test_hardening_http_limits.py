@@ -121,7 +121,8 @@ def test_a_connection_that_never_sends_a_byte_is_closed(served: Served) -> None:
 def test_a_trickled_body_gets_408(served: Served) -> None:
     with served.connect() as sock:
         start = time.monotonic()
-        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 1000\r\n\r\n{")
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                     b"accept: application/json\r\ncontent-length: 1000\r\n\r\n{")
         try:
             for _ in range(40):
                 sock.sendall(b" ")

@@ -318,10 +318,7 @@ def uvicorn_options(config: RunConfig) -> dict[str, Any]:
         options["loop"] = "uvloop"
     except ImportError:
         pass
-    try:
-        import httptools  # noqa: F401
+    from ..transport.limits import uvicorn_options as bounded
 
-        options["http"] = "httptools"
-    except ImportError:
-        pass
+    options.update(bounded())  # timeouts, connection cap, header bounds (docs/limits.md)
     return options

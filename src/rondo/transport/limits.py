@@ -13,14 +13,22 @@ count. `HttpLimits` closes those gaps with a thin subclass of whichever uvicorn 
   stay free for the ones being served. Default: the descriptor soft limit minus 64.
 - `max_header_bytes` / `max_headers`: request line plus headers, in bytes and in count; 431.
 
-`serve()` merges `uvicorn_options(limits)` into its uvicorn config.
+`serve()` merges `uvicorn_options(limits)` into its uvicorn config. The protocol is named by an
+import string and the limits travel in `RONDO_HTTP_LIMITS`, so uvicorn's worker processes
+(`workers=N`, which re-import everything) enforce the same limits.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import json
+import os
+from dataclasses import asdict, dataclass
 from typing import Any
+
+ENV_LIMITS = "RONDO_HTTP_LIMITS"
+_CLASS_FOR = {"httptools": "GuardedHttpTools", "h11": "GuardedH11"}
+_PARSER_OF = {name: parser for parser, name in _CLASS_FOR.items()}
 
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_BODY_TIMEOUT = 30.0
@@ -86,9 +94,12 @@ def uvicorn_options(limits: HttpLimits | None = None, *, http: str | None = None
             http = "httptools"
         except ImportError:
             http = "h11"
+    if http not in _CLASS_FOR:
+        raise ValueError(f"unknown HTTP parser {http!r} (httptools or h11)")
     cap = limits.connection_cap()
+    os.environ[ENV_LIMITS] = json.dumps(asdict(limits))  # read by the protocol, in any worker
     return {
-        "http": guarded_protocol(http, limits),
+        "http": f"{__name__}:{_CLASS_FOR[http]}",
         "timeout_keep_alive": limits.keepalive_timeout,
         # uvicorn's own check counts the connection asking, so one more than ours: ours
         # answers first, at accept time; this one also bounds requests in flight.
@@ -96,6 +107,27 @@ def uvicorn_options(limits: HttpLimits | None = None, *, http: str | None = None
         # h11's own bound (400) is a backstop behind ours (431).
         "h11_max_incomplete_event_size": 2 * limits.max_header_bytes,
     }
+
+
+def limits_from_env() -> HttpLimits:
+    raw = os.environ.get(ENV_LIMITS)
+    return HttpLimits(**json.loads(raw)) if raw else HttpLimits()
+
+
+_built: dict[tuple[str, str | None], type] = {}
+
+
+def __getattr__(name: str) -> Any:
+    # `GuardedHttpTools` / `GuardedH11`, built on first use (uvicorn imports them by name)
+    # with the limits `uvicorn_options` recorded: importing this module costs no uvicorn.
+    parser = _PARSER_OF.get(name)
+    if parser is None:
+        raise AttributeError(name)
+    key = (name, os.environ.get(ENV_LIMITS))
+    cls = _built.get(key)
+    if cls is None:
+        cls = _built[key] = guarded_protocol(parser, limits_from_env())
+    return cls
 
 
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large",
@@ -199,6 +231,11 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
             cycle = self.cycle
             if cycle is not None and not self._reading_headers and not cycle.more_body:
                 return  # the request arrived whole in the meantime
+            if cycle is not None and cycle.response_complete:
+                # Answered already (perhaps before reading the body): just let the connection go.
+                self._refused = True
+                self.transport.close()
+                return
             if cycle is not None and not self._reading_headers:
                 cycle.disconnected = True  # the app sees http.disconnect, not a hang
                 cycle.message_event.set()
