@@ -222,6 +222,11 @@ def soak_slowloris(connections: int) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = rondo.Server("soak-http", state=None)
+
+    @server.tool
+    def x() -> str:
+        """x"""
+        return "x"
     limits = HttpLimits(header_timeout=5)
     config = uvicorn.Config(HttpApp(server), host="127.0.0.1", port=port, log_level="error",
                             lifespan="off", **uvicorn_options(limits))

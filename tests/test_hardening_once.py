@@ -66,3 +66,12 @@ def test_the_share_is_per_principal() -> None:
     assert store.reserve("a4", 60, "alice")  # expired places come back
     with pytest.raises(ValueError):
         MemoryReplayStore(max_per_principal=0)
+
+
+def test_used_tokens_leave_the_principals_share() -> None:
+    store = MemoryReplayStore(max_entries=100, max_per_principal=2)
+    for i in range(20):  # a busy but honest client: every flow finishes
+        assert store.reserve(f"t{i}", 60, None)
+        assert store.consume(f"t{i}", 60)
+    assert store.reserve("x", 60, None) and store.reserve("y", 60, None)
+    assert not store.reserve("z", 60, None)  # two unfinished: its share is spent

@@ -40,9 +40,10 @@ class MemoryReplayStore:
     """In-process store: bounded, with expiring entries. Right for a single worker only
     (several workers, or restarts: `RedisReplayStore`).
 
-    A one-time token takes its place when sealed (`reserve`), at most `max_per_principal` per
-    principal and `max_entries` in all; a full store refuses the seal (`StoreFull`), never a
-    valid token. Opening it (`consume`) marks the place used until the token expires. A token
+    A one-time token takes its place when sealed (`reserve`): at most `max_per_principal`
+    sealed and not yet opened per principal, and `max_entries` places in all; a full store
+    refuses the seal (`StoreFull`), never a valid token. Opening it (`consume`) marks the place
+    used until the token expires (it then no longer counts towards the principal's share). A token
     this store never reserved (sealed before a restart, or by another worker) is taken while
     there is room and refused when there is none: failing closed keeps a replay out.
     """
@@ -90,7 +91,9 @@ class MemoryReplayStore:
             if known is not None:
                 if known[0] == _USED:
                     return False
-                self._state[token_id] = (_USED, known[1])
+                # Used: it no longer counts towards its principal's outstanding share.
+                self._state[token_id] = (_USED, _UNRESERVED)
+                self._release(known[1])
                 return True
             if token_id in self._deadlines:
                 return False
@@ -107,8 +110,16 @@ class MemoryReplayStore:
     def _insert(self, token_id: str, deadline: float, state: int, principal: str | None) -> None:
         self._deadlines[token_id] = deadline
         self._state[token_id] = (state, principal)
-        self._per_principal[principal] = self._per_principal.get(principal, 0) + 1
+        if state == _RESERVED:
+            self._per_principal[principal] = self._per_principal.get(principal, 0) + 1
         heapq.heappush(self._heap, (deadline, token_id))
+
+    def _release(self, principal: str | None) -> None:
+        left = self._per_principal[principal] - 1
+        if left:
+            self._per_principal[principal] = left
+        else:
+            del self._per_principal[principal]
 
     def _forget_expired(self, now: float) -> None:
         heap, deadlines = self._heap, self._deadlines
@@ -116,12 +127,9 @@ class MemoryReplayStore:
             deadline, token_id = heapq.heappop(heap)
             if deadlines.get(token_id) == deadline:
                 del deadlines[token_id]
-                _, principal = self._state.pop(token_id)
-                left = self._per_principal[principal] - 1
-                if left:
-                    self._per_principal[principal] = left
-                else:
-                    del self._per_principal[principal]
+                state, principal = self._state.pop(token_id)
+                if state == _RESERVED:
+                    self._release(principal)
 
     def __len__(self) -> int:
         with self._lock:
