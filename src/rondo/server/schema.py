@@ -608,9 +608,20 @@ def _referenced(components: dict[str, Any], key: str) -> bool:
 
 # -- error messages ---------------------------------------------------------------------------
 
-_FIELD_ERROR = re.compile(r"Object (missing required|contains unknown) field `(.*)`", re.S)
-_EXPECTED = re.compile(r"Expected `([^`]*)`(.*)", re.S)
-_LOCATION = re.compile(r"(.*) - at ((?:`key` in )?`\$[^`]*`)", re.S)
+# msgspec's validation messages, parsed only when an argument is refused (compiled then).
+_ERROR_SOURCES = {
+    "field": r"Object (missing required|contains unknown) field `(.*)`",
+    "expected": r"Expected `([^`]*)`(.*)",
+    "location": r"(.*) - at ((?:`key` in )?`\$[^`]*`)",
+}
+_ERROR_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _error_pattern(name: str) -> re.Pattern[str]:
+    compiled = _ERROR_PATTERNS.get(name)
+    if compiled is None:
+        compiled = _ERROR_PATTERNS[name] = re.compile(_ERROR_SOURCES[name], re.S)
+    return compiled
 
 
 def _json_type(value: Any) -> str:
@@ -643,16 +654,16 @@ def explain(message: str, *, prefix: str | None = None) -> str:
 
 
 def _explain(message: str, prefix: str | None) -> str:
-    located = _LOCATION.fullmatch(message)
+    located = _error_pattern("location").fullmatch(message)
     body, location = (located.group(1), located.group(2)) if located else (message, "")
     path = _path(location, prefix) if location or prefix else ""
-    m = _FIELD_ERROR.fullmatch(body)
+    m = _error_pattern("field").fullmatch(body)
     if m:
         kind = "missing required" if m.group(1) == "missing required" else "unknown"
         if not path:
             return f"{kind} argument {m.group(2)!r}"
         return f"{kind} field {m.group(2)!r} in {path!r}"
-    m = _EXPECTED.fullmatch(body)
+    m = _error_pattern("expected").fullmatch(body)
     if m:
         if not path and m.group(1) == "object":
             got = m.group(2).replace("`", "").removeprefix(", got ")

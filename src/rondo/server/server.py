@@ -5,8 +5,8 @@ dispatch lives in `core.py` (with the method table in `methods.py`), transports 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .components import (
     Prompt,
@@ -22,27 +22,13 @@ if TYPE_CHECKING:
     from ..auth import ResourceServer
     from ..state import StatePolicy
     from .core import Core
+    from .extension import Extension
     from .methods import Handler, Method
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT: Any = object()
 COMPLETION_LIMIT = 100
-
-
-class Extension(Protocol):
-    """A protocol extension: methods for the table and a capability to advertise.
-
-    `name` is its identifier (e.g. `io.modelcontextprotocol/tasks`); `methods()` the rows it
-    adds to the method table; `capability(server)` what to advertise under
-    `capabilities.extensions[name]`, or None to advertise nothing (yet).
-    """
-
-    name: str
-
-    def methods(self) -> Iterable[Method]: ...
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None: ...
 
 
 def _thread(sig: Any, thread: bool, what: str) -> None:
