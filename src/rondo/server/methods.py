@@ -23,6 +23,7 @@ from ..wire.errors import (
     resource_not_found,
 )
 from ..wire.meta import LOG_LEVEL_RANK, MODERN_VERSIONS, SUBSCRIPTION_ID
+from .content import ToolError, prompt_messages, resource_contents, text, tool_result
 
 if TYPE_CHECKING:
     from .core import Core
@@ -133,8 +134,6 @@ def _arguments(params: Mapping[str, Any]) -> Any:
 
 
 async def tools_call(core: Core, req: Request) -> dict[str, Any]:
-    from .content import ToolError, text, tool_result
-
     params = req.params
     name = params.get("name")
     if not isinstance(name, str):
@@ -161,8 +160,6 @@ def _tool_refusal(reason: str) -> dict[str, Any]:
 
 
 async def prompts_get(core: Core, req: Request) -> dict[str, Any]:
-    from .content import prompt_messages
-
     params = req.params
     name = params.get("name")
     if not isinstance(name, str):
@@ -190,8 +187,6 @@ async def prompts_get(core: Core, req: Request) -> dict[str, Any]:
 
 
 async def resources_read(core: Core, req: Request) -> dict[str, Any]:
-    from .content import resource_contents
-
     uri = req.params.get("uri")
     if not isinstance(uri, str):
         raise invalid_params("resources/read needs a uri")

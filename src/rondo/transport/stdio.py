@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, PARSE_ERROR, McpError
-from ..wire.jsonrpc import error_response, not_an_object, request_shape
+from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -89,13 +89,13 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
         return False  # a legacy session or a notification: the event loop's business
     core = server.core
     try:
-        _, method, params, _ = request_shape(msg)
-    except McpError:
-        pass  # core.handle answers shape errors without waiting
-    else:
-        if core.may_suspend(method, params):
-            return False
-    coro = core.handle(msg, emit=send)
+        rid, method, params, _ = request_shape(msg)
+    except McpError as exc:
+        send(error_response(readable_id(msg), exc))
+        return True
+    if core.may_suspend(method, params):
+        return False
+    coro = core.handle_shaped(rid, method, params, emit=send)  # shape checked once, here
     try:
         coro.send(None)
     except StopIteration as done:
