@@ -400,11 +400,14 @@ def _warn_process_key(server: Server) -> None:
     from ..state.keys import ENV_KEYS
 
     if policy.ephemeral:
-        log.warning(
-            "rondo: no %s configured, so request state is sealed with a random per-process key: "
-            "it will not open on another worker or after a restart. Set shared keys "
-            "(python -m rondo.state) for multi-worker or load-balanced deployments.",
-            ENV_KEYS,
+        # Its own logger, so one process that means it can silence exactly this note.
+        logging.getLogger("rondo.http.state_key").warning(
+            "rondo: %s is not set, so request state is sealed with a key made at start-up. "
+            "Fine for one process (like a demo); with several workers, or after a restart, a "
+            "client's next round would be refused. To share keys, set %s (`python -m "
+            "rondo.state` prints one). To silence this note for one process, "
+            "logging.getLogger(\"rondo.http.state_key\").disabled = True.",
+            ENV_KEYS, ENV_KEYS,
         )
 
 
