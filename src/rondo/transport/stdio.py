@@ -1,4 +1,4 @@
-"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr only.
+"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs (and `print()`) go to stderr.
 
 Hosts spawn stdio servers on demand, so start-up time counts. Most requests (lists, discover,
 plain `def` handlers, every MRTR round of them) finish without awaiting anything, so `run`
@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -124,11 +124,41 @@ def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
     return send
 
 
+@contextlib.contextmanager
+def protocol_stdout() -> Iterator[int]:
+    """While serving, stdout belongs to the protocol: yield a private descriptor for it and
+    point file descriptor 1 and `sys.stdout` at stderr, so a `print()` in a handler (or a child
+    process it starts) lands in the log instead of corrupting the message stream."""
+    sys.stdout.flush()
+    out_fd = os.dup(sys.stdout.fileno())
+    saved_fd = os.dup(1)
+    saved = sys.stdout
+    os.dup2(sys.stderr.fileno(), 1)
+    sys.stdout = sys.stderr
+    try:
+        yield out_fd
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stdout = saved
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        os.close(out_fd)
+
+
 def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
-    """Serve until end of input (used by `Server.run_stdio()` and `rondo run`)."""
+    """Serve until end of input (used by `Server.run_stdio()` and `rondo run`).
+
+    While it runs, `print()` and anything else written to stdout goes to stderr.
+    """
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    send = _writer(sys.stdout.fileno())
+    with protocol_stdout() as out_fd:
+        _serve(server, out_fd, max_message)
+
+
+def _serve(server: Server, out_fd: int, max_message: int) -> None:
+    send = _writer(out_fd)
     reader = LineReader(sys.stdin.fileno(), max_message)
     while True:
         line = reader.next_line()
@@ -145,8 +175,9 @@ def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
     from .stdio_loop import serve
 
     preread = line + b"\n" + reader.buffer
+    out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(server, max_message=max_message, preread=preread))
+        asyncio.run(serve(server, stdout=out, max_message=max_message, preread=preread))
 
 
 def __getattr__(name: str) -> Any:
