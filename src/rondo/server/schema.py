@@ -177,6 +177,13 @@ def prompt_signature(fn: Callable[..., Any]) -> tuple[Signature, list[dict[str, 
     Prompt arguments arrive as strings; parameters annotated int/float/bool convert from them.
     """
     sig = _build(fn, strict=False, input_schema=None, output_schema=None, with_output=False)
+    for field in msgspec.structs.fields(sig._struct):
+        if not _from_one_string(field.type):
+            raise ValueError(
+                f"{_name(fn)}: parameter {field.name!r} is annotated {_hint_text(field.type)}, but "
+                "prompt arguments are strings: annotate it str (or int, float, bool, a Literal "
+                "or an Enum, converted from the string) and parse anything richer yourself"
+            )
     props = sig.input_schema.get("properties", {})
     required = set(sig.input_schema.get("required", ()))
     arguments: list[dict[str, Any]] = []
@@ -190,6 +197,31 @@ def prompt_signature(fn: Callable[..., Any]) -> tuple[Signature, list[dict[str, 
         argument["required"] = name in required
         arguments.append(argument)
     return sig, arguments
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _from_one_string(tp: Any) -> bool:
+    """Can a single string argument become this type (the prompt-argument rule)?"""
+    if tp is Any or any(tp is t for t in _SCALARS):
+        return True
+    origin = get_origin(tp)
+    if origin is Literal:
+        return all(isinstance(v, (str, int, bool)) for v in get_args(tp))
+    if origin is Annotated:
+        return _from_one_string(get_args(tp)[0])
+    if origin in (Union, types.UnionType):
+        return all(_from_one_string(a) for a in get_args(tp))
+    import enum
+
+    return isinstance(tp, type) and issubclass(tp, enum.Enum)
+
+
+def _hint_text(tp: Any) -> str:
+    if get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
 
 
 def template_signature(fn: Callable[..., Any], variables: Sequence[str]) -> Signature:

@@ -65,6 +65,7 @@ class Server:
         discover_ttl_ms: int = 300_000,
         server_info_in_results: bool = True,
         auth: ResourceServer | None = None,
+        warn_undocumented: bool = True,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -91,6 +92,8 @@ class Server:
         self.read_cache_scope = read_cache_scope
         self.discover_ttl_ms = discover_ttl_ms
         self.server_info_in_results = server_info_in_results
+        # A tool without a docstring or type hints gets a one-line warning when registered.
+        self.warn_undocumented = warn_undocumented
         if state is _DEFAULT:
             from ..state import StatePolicy
 
@@ -163,6 +166,11 @@ class Server:
                 raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object'")
             sig = tool_signature(f, input_schema=input_schema, output_schema=output_schema)
             _thread(sig, thread, tool_name)
+            if self.warn_undocumented:
+                from .undocumented import warn_undocumented
+
+                warn_undocumented(tool_name, f, describe(f, description), sig.context_param,
+                                  input_schema is not None, depth)
             wire = tool_wire(
                 tool_name,
                 title=title,
@@ -178,6 +186,7 @@ class Server:
             self._changed("tools")
             return f
 
+        depth = 4 if fn is not None else 3  # frames up to the user's decorator line
         return register(fn) if fn is not None else register
 
     def resource(
