@@ -221,10 +221,24 @@ class FileAnswers:
             raise ClientError(f"the answers file has no answer left for: {request.message}")
         answer = self.queue.pop(0)
         if isinstance(answer, Mapping) and answer.get("action") in ("accept", "decline", "cancel"):
-            return dict(answer)
-        if request.mode == "url":
+            result = dict(answer)
+        elif request.mode == "url":
             return {"action": "accept" if answer else "decline"}
-        return {"action": "accept", "content": answer}
+        else:
+            result = {"action": "accept", "content": answer}
+        if result["action"] == "accept" and request.mode != "url" and isinstance(result.get("content", {}), Mapping):
+            result["content"] = with_defaults(request.requested_schema or {}, result.get("content") or {})
+        return result
+
+
+def with_defaults(schema: Mapping[str, Any], content: Mapping[str, Any]) -> Json:
+    """`content` plus the schema's defaults for the fields it leaves out (what pressing Enter
+    at the interactive prompt gives)."""
+    filled = dict(content)
+    for name, prop in (schema.get("properties") or {}).items():
+        if name not in filled and isinstance(prop, Mapping) and prop.get("default") is not None:
+            filled[name] = prop["default"]
+    return filled
 
 
 def _parser() -> argparse.ArgumentParser:
