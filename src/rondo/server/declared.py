@@ -132,7 +132,7 @@ def _key(values: list[Any]) -> tuple[Any, ...]:
     return tuple(sorted((type(v).__name__, repr(v)) for v in values))
 
 
-def restore_enum_order(schema: Any, declared: list[list[Any]]) -> Any:
+def restore_enum_order(schema: dict[str, Any], declared: list[list[Any]]) -> dict[str, Any]:
     """`schema` with every `enum` list whose values match a declared one in declared order."""
     if not declared:
         return schema
@@ -153,4 +153,5 @@ def restore_enum_order(schema: Any, declared: list[list[Any]]) -> Any:
             return [fix(v) for v in node]
         return node
 
-    return fix(schema)
+    fixed: dict[str, Any] = fix(schema)
+    return fixed

@@ -16,6 +16,7 @@ from .components import (
     describe,
     tool_wire,
 )
+from .lifespan import Lifespan
 from .templates import UriTemplate
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class Server:
         self.completion_handler: Callable[..., Any] | None = None
         self.extra_methods: list[Method] = []
         self.extensions: dict[str, Extension] = {}
+        self._lifespan = Lifespan()
         self._core: Core | None = None
         # rondo.auth hook: the resource server, and scopes=[...] per component, keyed
         # ("tool", name) / ("prompt", name) / ("resource", uri or template).
@@ -322,6 +324,18 @@ class Server:
         from ..auth.scopes import check_scopes
 
         self.component_scopes[(kind, key)] = check_scopes(scopes, f"{kind} {key!r}")
+
+    def lifespan(self, fn: F) -> F:
+        """Register a start-up/shutdown hook: `async def hook(server): ...; yield {"db": pool};
+        ...` (code before `yield` runs at start-up, after it at shutdown). What it yields is
+        `ctx.lifespan` in handlers. See `started()` for when hooks run."""
+        self._lifespan.add(fn)
+        return fn
+
+    def started(self) -> Any:
+        """`async with server.started():` runs the lifespan hooks around the block (the
+        transports do this; use it in tests). Nested entries are no-ops."""
+        return self._lifespan.running(self)
 
     def completion(self, fn: F) -> F:
         """Register the completion hook: `fn(ref, argument, context_arguments)`.

@@ -160,7 +160,9 @@ def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
 def _serve(server: Server, out_fd: int, max_message: int) -> None:
     send = _writer(out_fd)
     reader = LineReader(sys.stdin.fileno(), max_message)
-    while True:
+    line: bytes | object | None = b""
+    # Lifespan hooks open resources bound to the serving event loop: then all of it runs there.
+    while not server._lifespan.hooks:
         line = reader.next_line()
         if line is None:
             return
@@ -174,10 +176,15 @@ def _serve(server: Server, out_fd: int, max_message: int) -> None:
 
     from .stdio_loop import serve
 
-    preread = line + b"\n" + reader.buffer
+    preread = (line + b"\n" if isinstance(line, bytes) and line else b"") + reader.buffer
     out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
+
+    async def serve_in_lifespan() -> None:
+        async with server.started():
+            await serve(server, stdout=out, max_message=max_message, preread=preread)
+
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(server, stdout=out, max_message=max_message, preread=preread))
+        asyncio.run(serve_in_lifespan())
 
 
 def __getattr__(name: str) -> Any:
