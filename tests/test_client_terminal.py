@@ -112,4 +112,4 @@ def test_rondo_call_over_stdio_with_an_answers_file(tmp_path: Path) -> None:
     assert done.stdout.strip() == "ann: color green, size medium."
     listing = subprocess.run([sys.executable, "-m", "rondo.client.terminal", target],
                              capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert listing.stdout.split("\n")[0].startswith("favorite_color")
+    assert listing.stdout.split("\n")[:2] == ["tools:", "  favorite_color(user: string)  Ask the user for their favorite color."]
