@@ -49,17 +49,58 @@ class Declined(Exception):
         self.action = action
 
 
+class Interrupts:
+    """Ctrl-C for `rondo call`: cancel the call, whether it waits on the network or on a prompt.
+
+    asyncio.run's own handler only cancels the main task, which a prompt blocked reading the
+    terminal would not notice until Enter. While a prompt reads, Ctrl-C interrupts the read;
+    the question is answered `cancel` and the call itself is cancelled. A second Ctrl-C during
+    the clean-up stops at once."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[Any] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.reading = False
+        self.fired = False
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if self.reading or self.fired or self.task is None or self.loop is None:
+            self.fired = True
+            raise KeyboardInterrupt
+        self.fired = True
+        self.loop.call_soon_threadsafe(self.task.cancel)
+
+    def read_line(self, stdin: TextIO) -> str:
+        self.reading = True
+        try:
+            return stdin.readline()
+        except KeyboardInterrupt:
+            self.out_of_prompt()
+            raise Declined("cancel") from None
+        finally:
+            self.reading = False
+
+    def out_of_prompt(self) -> None:
+        if self.task is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(self.task.cancel)
+
+
 class Prompter:
     """Asks a person at a terminal (reads `stdin`, writes prompts to `out`)."""
 
-    def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None) -> None:
+    def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None,
+                 interrupts: Interrupts | None = None) -> None:
         self.stdin = stdin or sys.stdin
         self.out = out or sys.stderr
+        self.interrupts = interrupts
 
     def ask(self, prompt: str) -> str:
         self.out.write(prompt)
         self.out.flush()
-        line = self.stdin.readline()
+        if self.interrupts is None:
+            line = self.stdin.readline()
+        else:
+            line = self.interrupts.read_line(self.stdin)
         if not line:
             raise Declined("cancel")  # end of input: the person left
         value = line.rstrip("\n")
@@ -301,10 +342,6 @@ def _auth(args: argparse.Namespace) -> Any:
                  client_name="rondo call", scopes=args.scope)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str]) -> int:
     """Entry point of `rondo call` (returns the exit code)."""
     args = _parser().parse_intermixed_args(argv)
@@ -337,17 +374,17 @@ def main(argv: list[str]) -> int:
     if args.answers:
         with open(args.answers, encoding="utf-8") as fh:
             handler: Callable[[ElicitRequest], Json] = FileAnswers(json.load(fh))
-    else:
-        handler = Prompter()
-    # Our own SIGINT handler: asyncio.run would otherwise only cancel the main task, which a
-    # prompt blocked on the terminal does not see until Enter. This one interrupts the prompt.
-    previous = signal.signal(signal.SIGINT, _interrupt)
+    interrupts = Interrupts()
+    if not args.answers:
+        handler = Prompter(interrupts=interrupts)
+    # Our own SIGINT handler (asyncio.run leaves SIGINT alone when one is installed).
+    previous = signal.signal(signal.SIGINT, interrupts.handler)
     try:
-        return asyncio.run(_run(args, arguments, headers, handler))
+        return asyncio.run(_run(args, arguments, headers, handler, interrupts))
     except (ClientError, McpError, OSError) as exc:
         print(f"rondo call: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         print("\nrondo call: cancelled", file=sys.stderr)
         return 130
     finally:
@@ -366,9 +403,11 @@ def _target(target: str) -> Any:
 
 
 async def _run(args: argparse.Namespace, arguments: Json, headers: Json,
-               handler: Callable[[ElicitRequest], Json]) -> int:
+               handler: Callable[[ElicitRequest], Json], interrupts: Interrupts | None = None) -> int:
     from rondo.client.session import Client
 
+    if interrupts is not None:
+        interrupts.task, interrupts.loop = asyncio.current_task(), asyncio.get_running_loop()
     show = Progress(sys.stderr)
     level = None if args.log_level == "off" else args.log_level
     async with Client(_target(args.target), protocol=args.protocol, name="rondo-call",

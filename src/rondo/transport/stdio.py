@@ -153,7 +153,8 @@ def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
     """
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    with protocol_stdout() as out_fd:
+    # Ctrl-C in a terminal ends the server quietly, on the synchronous side too.
+    with contextlib.suppress(KeyboardInterrupt), protocol_stdout() as out_fd:
         _serve(server, out_fd, max_message)
 
 
