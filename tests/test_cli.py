@@ -96,7 +96,12 @@ def test_call_prints_the_text_and_exits_0(app_file: Path) -> None:
 def test_call_lists_tools_without_a_tool_name(app_file: Path) -> None:
     done = rondo("call", served(app_file))
     assert done.returncode == 0
-    assert [line.split()[0] for line in done.stdout.splitlines()] == ["greet", "broken", "whoami"]
+    assert done.stdout.splitlines() == [
+        "tools:",
+        "  greet(name: string)  Greet someone.",
+        "  broken()  Always fails.",
+        "  whoami()  What the HTTP front door put in the request's auth.",
+    ]
 
 
 def test_call_json_prints_the_whole_result(app_file: Path) -> None:
