@@ -49,7 +49,7 @@ class Lifespan:
         self.hooks.append(hook)
 
     @contextlib.asynccontextmanager
-    async def running(self, server: Any, *, on_exit: Callable[[], Any] | None = None) -> AsyncIterator[Mapping[str, Any]]:
+    async def running(self, server: Any) -> AsyncIterator[Mapping[str, Any]]:
         if self._depth:
             self._depth += 1
             try:
@@ -60,8 +60,6 @@ class Lifespan:
         self._depth = 1
         try:
             async with contextlib.AsyncExitStack() as stack:
-                if on_exit is not None:
-                    stack.push_async_callback(_call, on_exit)
                 for hook in self.hooks:
                     value = await stack.enter_async_context(_as_context(hook, server))
                     if value is None:
@@ -76,12 +74,6 @@ class Lifespan:
         finally:
             self.state.clear()
             self._depth = 0
-
-
-async def _call(fn: Callable[[], Any]) -> None:
-    result = fn()
-    if inspect.isawaitable(result):
-        await result
 
 
 def _as_context(hook: Hook, server: Any) -> Any:
