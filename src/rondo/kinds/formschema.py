@@ -101,6 +101,14 @@ def check_property(prop: Any, path: str) -> None:
     elif kind == "array":
         reject_unknown(prop, _ARRAY_KEYS, path)
         _check_multi_select(prop, path)
+    elif kind == "object" or "properties" in prop:
+        # The usual first mistake: forms are flat, one level of fields.
+        raise fail(
+            join(path, "type"),
+            "a form field cannot be a nested object (forms are flat: each field is a string, "
+            "number, integer, boolean or a multi-select array); flatten its fields into the "
+            "form, or ask a second question",
+        )
     else:
         raise fail(
             join(path, "type"),

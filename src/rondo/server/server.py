@@ -16,6 +16,7 @@ from .components import (
     describe,
     tool_wire,
 )
+from .lifespan import Lifespan
 from .templates import UriTemplate
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class Server:
         discover_ttl_ms: int = 300_000,
         server_info_in_results: bool = True,
         auth: ResourceServer | None = None,
+        warn_undocumented: bool = True,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -91,6 +93,8 @@ class Server:
         self.read_cache_scope = read_cache_scope
         self.discover_ttl_ms = discover_ttl_ms
         self.server_info_in_results = server_info_in_results
+        # A tool without a docstring or type hints gets a one-line warning when registered.
+        self.warn_undocumented = warn_undocumented
         if state is _DEFAULT:
             from ..state import StatePolicy
 
@@ -103,6 +107,7 @@ class Server:
         self.completion_handler: Callable[..., Any] | None = None
         self.extra_methods: list[Method] = []
         self.extensions: dict[str, Extension] = {}
+        self._lifespan = Lifespan()
         self._core: Core | None = None
         # rondo.auth hook: the resource server, and scopes=[...] per component, keyed
         # ("tool", name) / ("prompt", name) / ("resource", uri or template).
@@ -163,6 +168,11 @@ class Server:
                 raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object'")
             sig = tool_signature(f, input_schema=input_schema, output_schema=output_schema)
             _thread(sig, thread, tool_name)
+            if self.warn_undocumented:
+                from .undocumented import warn_undocumented
+
+                warn_undocumented(tool_name, f, describe(f, description), sig.context_param,
+                                  input_schema is not None, depth)
             wire = tool_wire(
                 tool_name,
                 title=title,
@@ -178,6 +188,7 @@ class Server:
             self._changed("tools")
             return f
 
+        depth = 4 if fn is not None else 3  # frames up to the user's decorator line
         return register(fn) if fn is not None else register
 
     def resource(
@@ -313,6 +324,18 @@ class Server:
         from ..auth.scopes import check_scopes
 
         self.component_scopes[(kind, key)] = check_scopes(scopes, f"{kind} {key!r}")
+
+    def lifespan(self, fn: F) -> F:
+        """Register a start-up/shutdown hook: `async def hook(server): ...; yield {"db": pool};
+        ...` (code before `yield` runs at start-up, after it at shutdown). What it yields is
+        `ctx.lifespan` in handlers. See `started()` for when hooks run."""
+        self._lifespan.add(fn)
+        return fn
+
+    def started(self) -> Any:
+        """`async with server.started():` runs the lifespan hooks around the block (the
+        transports do this; use it in tests). Nested entries are no-ops."""
+        return self._lifespan.running(self)
 
     def completion(self, fn: F) -> F:
         """Register the completion hook: `fn(ref, argument, context_arguments)`.

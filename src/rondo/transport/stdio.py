@@ -1,4 +1,4 @@
-"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr only.
+"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs (and `print()`) go to stderr.
 
 Hosts spawn stdio servers on demand, so start-up time counts. Most requests (lists, discover,
 plain `def` handlers, every MRTR round of them) finish without awaiting anything, so `run`
@@ -13,7 +13,7 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -124,13 +124,46 @@ def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
     return send
 
 
+@contextlib.contextmanager
+def protocol_stdout() -> Iterator[int]:
+    """While serving, stdout belongs to the protocol: yield a private descriptor for it and
+    point file descriptor 1 and `sys.stdout` at stderr, so a `print()` in a handler (or a child
+    process it starts) lands in the log instead of corrupting the message stream."""
+    sys.stdout.flush()
+    out_fd = os.dup(sys.stdout.fileno())
+    saved_fd = os.dup(1)
+    saved = sys.stdout
+    os.dup2(sys.stderr.fileno(), 1)
+    sys.stdout = sys.stderr
+    try:
+        yield out_fd
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stdout = saved
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        os.close(out_fd)
+
+
 def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
-    """Serve until end of input (used by `Server.run_stdio()` and `rondo run`)."""
+    """Serve until end of input (used by `Server.run_stdio()` and `rondo run`).
+
+    While it runs, `print()` and anything else written to stdout goes to stderr.
+    """
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    send = _writer(sys.stdout.fileno())
+    # Ctrl-C in a terminal ends the server quietly, on the synchronous side too.
+    with contextlib.suppress(KeyboardInterrupt), protocol_stdout() as out_fd:
+        _serve(server, out_fd, max_message)
+
+
+def _serve(server: Server, out_fd: int, max_message: int) -> None:
+    send = _writer(out_fd)
     reader = LineReader(sys.stdin.fileno(), max_message)
-    while True:
+    line: bytes | object | None = b""
+    # Lifespan hooks open resources bound to the serving event loop: then all of it runs there.
+    while not server._lifespan.hooks:
         line = reader.next_line()
         if line is None:
             return
@@ -144,9 +177,15 @@ def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE) -> None:
 
     from .stdio_loop import serve
 
-    preread = line + b"\n" + reader.buffer
+    preread = (line + b"\n" if isinstance(line, bytes) and line else b"") + reader.buffer
+    out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
+
+    async def serve_in_lifespan() -> None:
+        async with server.started():
+            await serve(server, stdout=out, max_message=max_message, preread=preread)
+
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(server, max_message=max_message, preread=preread))
+        asyncio.run(serve_in_lifespan())
 
 
 def __getattr__(name: str) -> Any:

@@ -45,6 +45,7 @@ class StdioTransport:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stderr: Any = None,
+        new_session: bool = False,
     ) -> None:
         if not command:
             raise ValueError("stdio transport needs a command")
@@ -52,6 +53,8 @@ class StdioTransport:
         self.env = child_env(env)
         self.cwd = cwd
         self.stderr = stderr
+        # True starts the server in a session of its own: a terminal's Ctrl-C reaches only us.
+        self.new_session = new_session
         self.legacy_version: str | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -73,6 +76,7 @@ class StdioTransport:
                 env=self.env,
                 cwd=self.cwd,
                 limit=_LINE_LIMIT,
+                start_new_session=self.new_session,
             )
         except OSError as exc:
             raise TransportError(f"cannot start {self.command[0]!r}: {exc}") from exc
