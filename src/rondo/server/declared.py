@@ -10,7 +10,6 @@ Nothing here imports pydantic: its objects are recognised by their class.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import typing
 from collections.abc import Iterable
@@ -40,6 +39,8 @@ def is_declared_meta(obj: Any) -> bool:
 
 
 def _attributes(item: Any) -> dict[str, Any]:
+    import dataclasses  # only for values that may be dataclasses (not on a server's start)
+
     if dataclasses.is_dataclass(item):
         return {f.name: getattr(item, f.name) for f in dataclasses.fields(item)}
     return dict(getattr(item, "__dict__", {}))
@@ -114,7 +115,7 @@ def declared_enums(hints: Iterable[Any]) -> list[list[Any]]:
         for arg in get_args(tp):
             walk(arg)
         if isinstance(tp, type) and (
-            dataclasses.is_dataclass(tp) or issubclass(tp, msgspec.Struct) or typing.is_typeddict(tp)
+            hasattr(tp, "__dataclass_fields__") or issubclass(tp, msgspec.Struct) or typing.is_typeddict(tp)
         ):
             try:
                 members = typing.get_type_hints(tp, include_extras=True)

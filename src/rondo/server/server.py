@@ -168,10 +168,13 @@ class Server:
                 raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object'")
             sig = tool_signature(f, input_schema=input_schema, output_schema=output_schema)
             _thread(sig, thread, tool_name)
-            if self.warn_undocumented:
-                from .undocumented import warn_undocumented
+            described = describe(f, description)
+            if self.warn_undocumented and (
+                not described or (input_schema is None and _unannotated(f, sig.context_param))
+            ):
+                from .undocumented import warn_undocumented  # only a tool that needs the hint
 
-                warn_undocumented(tool_name, f, describe(f, description), sig.context_param,
+                warn_undocumented(tool_name, f, described, sig.context_param,
                                   input_schema is not None, depth)
             wire = tool_wire(
                 tool_name,
@@ -498,3 +501,13 @@ class Server:
 
 def _always_suspends(core: Any, params: Any) -> bool:
     return True
+
+
+def _unannotated(fn: Callable[..., Any], context_param: str | None) -> bool:
+    """A cheap first look: does any named parameter lack a type hint?"""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return True  # not a plain function: let the full check decide
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    hints = getattr(fn, "__annotations__", {})
+    return any(name not in hints and name != context_param for name in names)
