@@ -55,6 +55,25 @@ async def walk(url: str) -> None:
             print(f"  -> {result.text}")
 
 
+def try_it_yourself() -> str:
+    """The closing hint: the same flows, answered by you at the terminal with `rondo call`."""
+    root = Path.cwd()
+    here = HERE.relative_to(root) if HERE.is_relative_to(root) else HERE
+    rondo = Path(sys.executable).with_name("rondo")
+    shown = rondo.relative_to(root) if rondo.is_relative_to(root) else rondo
+    python = Path(sys.executable)
+    python_shown = python.relative_to(root) if python.is_relative_to(root) else python
+    stdio = f"{python_shown} {here / 'preferences.py'} --stdio"
+    return (
+        "\nNow answer the questions yourself with `rondo call` (prompts on the terminal):\n"
+        f"  {shown} call \"{stdio}\"   # lists what it offers\n"
+        f"  {shown} call \"{stdio}\" profile '{{\"user\": \"you\"}}'\n"
+        "or over HTTP, in two terminals:\n"
+        f"  {shown} run {here / 'preferences.py'} --http 8000\n"
+        f"  {shown} call http://127.0.0.1:8000/mcp favorite_color '{{\"user\": \"you\"}}'"
+    )
+
+
 def main() -> int:
     port = free_port()
     server = subprocess.Popen([sys.executable, str(HERE / "preferences.py"), "--http", str(port)])
@@ -72,6 +91,7 @@ def main() -> int:
         print(f"rondo demo: examples/preferences.py at http://127.0.0.1:{port}/mcp (MRTR)\n")
         asyncio.run(walk(f"http://127.0.0.1:{port}/mcp"))
         print("\nEvery flow completed.")
+        print(try_it_yourself())
         return 0
     finally:
         server.terminate()

@@ -30,7 +30,12 @@ setup_venv() {
   if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && .venv/bin/python -c 'import rondo' 2>/dev/null; then
     return
   fi
-  say "installing rondo[dev] into .venv (pyproject.toml changed or first run)"
+  say "installing rondo-mcp[dev] into .venv (pyproject.toml changed or first run)"
+  # The distribution was called `rondo` before (a name PyPI gives to another project): drop an
+  # old editable install of it (and its metadata next to the sources) so one distribution
+  # owns the package.
+  .venv/bin/python -m pip uninstall -q -y rondo >/dev/null 2>&1 || true
+  rm -rf src/rondo.egg-info
   .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
   echo "$want" >"$stamp"
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Every check the project has, in one command (CI runs exactly this via .ci/run).
 #   bash scripts/test.sh          set-up, lint, types, unit + integration tiers, example,
+#                                 the package (wheel + sdist, the wheel served from a fresh venv),
 #                                 official conformance runner (server and client lanes),
 #                                 interop with the official TypeScript and Python SDKs
 #   bash scripts/test.sh --fast   set-up (Python only), lint, types, unit tier; no Node, no servers
 #   bash scripts/test.sh --coverage   the full run, measured: line coverage of src/rondo over
 #                                 every tier and every Python subprocess; fails under COVERAGE_MIN
 #   bash scripts/test.sh --only LANE[,LANE]   set-up, then only those lanes (ruff, mypy, unit,
-#                                 integration, example, conformance, client-conformance, interop)
+#                                 integration, example, package, conformance, client-conformance,
+#                                 interop)
 # Exits non-zero if any lane fails; ends with one summary line per lane.
 # No lane can go quiet: a tier that collects nothing fails, a skip outside the fast tier fails,
 # a missing example fails, a missing real component (redis-server) fails set-up.
@@ -148,6 +150,18 @@ if (( ! fast )); then
     record example PASS "$((SECONDS - start))s"
   else
     record example FAIL "examples/preferences.py --check failed"
+  fi
+  fi
+
+  if want package; then
+  banner "package: wheel and sdist, the wheel served from a fresh venv"
+  start=$SECONDS
+  log="$LOG_DIR/package.log"
+  if timeout 600 bash scripts/package-check.sh >"$log" 2>&1; then
+    record package PASS "$(tail -n1 "$log" | sed 's/^package: //') ($((SECONDS - start))s)"
+  else
+    tail -n 40 "$log"
+    record package FAIL "see $log"
   fi
   fi
 

@@ -40,5 +40,5 @@ def module(name: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError:
-        missing(f"the Python module {name!r}", f"pip install 'rondo[{extra}]'")
+        missing(f"the Python module {name!r}", f"pip install 'rondo-mcp[{extra}]'")
         raise

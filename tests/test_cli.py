@@ -96,7 +96,12 @@ def test_call_prints_the_text_and_exits_0(app_file: Path) -> None:
 def test_call_lists_tools_without_a_tool_name(app_file: Path) -> None:
     done = rondo("call", served(app_file))
     assert done.returncode == 0
-    assert [line.split()[0] for line in done.stdout.splitlines()] == ["greet", "broken", "whoami"]
+    assert done.stdout.splitlines() == [
+        "tools:",
+        "  greet(name: string)  Greet someone.",
+        "  broken()  Always fails.",
+        "  whoami()  What the HTTP front door put in the request's auth.",
+    ]
 
 
 def test_call_json_prints_the_whole_result(app_file: Path) -> None:
@@ -181,9 +186,9 @@ def test_header_is_sent_on_every_http_request(http_url: str) -> None:
 
 
 def test_usage_and_unknown_commands() -> None:
-    assert rondo().returncode == 2 and "usage: rondo run" in rondo().stdout
+    assert rondo().returncode == 2 and "usage: rondo COMMAND" in rondo().stderr
     helped = rondo("--help")
-    assert helped.returncode == 0 and "rondo call TARGET" in helped.stdout
+    assert helped.returncode == 0 and "call TARGET" in helped.stdout and "run APP.py" in helped.stdout
     unknown = rondo("serve")
     assert unknown.returncode == 2 and "unknown command 'serve'" in unknown.stderr
 
@@ -196,11 +201,11 @@ def test_run_refuses_a_missing_file_and_a_missing_server(app_file: Path, tmp_pat
     empty = tmp_path / "empty.py"
     empty.write_text("x = 1\n")
     none = rondo("run", str(empty))
-    assert none.returncode == 1 and "defines 0 servers" in none.stderr
+    assert none.returncode == 1 and "defines no rondo.Server at module level" in none.stderr
     two = tmp_path / "two.py"
     two.write_text("import rondo\na = rondo.Server('a')\nb = rondo.Server('b')\n")
     both = rondo("run", str(two))
-    assert both.returncode == 1 and "defines 2 servers; name one as" in both.stderr
+    assert both.returncode == 1 and f"defines 2 servers; pick one of: {two}:a, {two}:b" in both.stderr
     picked = rondo("run", f"{two}:b", stdin="")
     assert picked.returncode == 0
 

@@ -84,11 +84,19 @@ def test_parse_value_refuses(prop: dict[str, Any], raw: str) -> None:
 
 def test_file_answers_in_order() -> None:
     answers = FileAnswers([{"color": "red"}, {"action": "decline"}, True])
-    assert answers(FORM) == {"action": "accept", "content": {"color": "red"}}
+    assert answers(FORM) == {"action": "accept", "content": {"color": "red", "name": "Ann", "ok": True}}
     assert answers(FORM) == {"action": "decline"}
     assert answers(ElicitRequest(mode="url", message="go", url="https://x.example")) == {"action": "accept"}
     with pytest.raises(Exception, match="no answer left"):
         answers(FORM)
+
+
+def test_file_answers_apply_the_form_defaults_like_the_prompt() -> None:
+    answers = FileAnswers([{"age": 30, "size": "s"}, {"action": "accept", "content": {"age": 1, "size": "l", "name": "Bo"}}])
+    assert answers(FORM) == {"action": "accept", "content": {"age": 30, "size": "s", "name": "Ann", "ok": True}}
+    assert answers(FORM) == {"action": "accept", "content": {"age": 1, "size": "l", "name": "Bo", "ok": True}}
+    typed, _ = prompter("\n30\n\n1\n\n\n")  # the same defaults at the interactive prompt
+    assert typed(FORM)["content"] == {"name": "Ann", "age": 30, "ok": True, "size": "s"}
 
 
 @pytest.mark.slow
@@ -104,4 +112,4 @@ def test_rondo_call_over_stdio_with_an_answers_file(tmp_path: Path) -> None:
     assert done.stdout.strip() == "ann: color green, size medium."
     listing = subprocess.run([sys.executable, "-m", "rondo.client.terminal", target],
                              capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert listing.stdout.split("\n")[0].startswith("favorite_color")
+    assert listing.stdout.split("\n")[:2] == ["tools:", "  favorite_color(user: string)  Ask the user for their favorite color."]

@@ -190,9 +190,9 @@ def test_serving_http_on_the_random_key_warns_once_per_app(fresh_process_key, ca
     caplog.set_level(logging.WARNING, logger="rondo.http")
     rondo.Server("ephemeral", state=state.StatePolicy()).asgi()
     rondo.Server("keyed", state=state.StatePolicy(keys=[("a", b"k" * 32)])).asgi()
-    warnings = [r.getMessage() for r in caplog.records if r.name == "rondo.http"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "rondo.http.state_key"]
     assert len(warnings) == 1
-    assert "RONDO_STATE_KEYS" in warnings[0] and "multi-worker" in warnings[0]
+    assert "RONDO_STATE_KEYS" in warnings[0] and "several workers" in warnings[0]
 
 
 @pytest.mark.slow

@@ -16,13 +16,32 @@ def run_command(argv: list[str]) -> int:
     return run(argv)
 
 
+USAGE = """\
+usage: rondo COMMAND [ARGS]
+
+commands:
+  run APP.py[:SERVER]   serve a server file over stdio (or --http [HOST:]PORT); `rondo run -h`
+  call TARGET ...       a terminal client: list, call, read, get, answer questions; `rondo call -h`
+  keys check|new        check a fleet's state keys, or print a new one; `rondo keys -h`
+
+options:
+  -h, --help            show this help and exit
+  --version             print the version (distribution rondo-mcp) and exit"""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: rondo run APP.py[:SERVER] [--http [HOST:]PORT] [--workers N] ...\n"
-              "       rondo call TARGET [TOOL] [JSON] [--answers FILE]\n"
-              "       rondo keys check URL... | rondo keys new [ID]")
-        return 0 if argv else 2
+    if not argv:
+        print(USAGE, file=sys.stderr)
+        return 2
+    if argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    if argv[0] in ("-V", "--version"):
+        from . import __version__
+
+        print(f"rondo-mcp {__version__}")
+        return 0
     command, rest = argv[0], argv[1:]
     if command == "run":
         return run_command(rest)
@@ -34,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         from .fleet.keycheck import keys_command
 
         return keys_command(rest)
-    print(f"rondo: unknown command {command!r}", file=sys.stderr)
+    print(f"rondo: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 
 

@@ -59,7 +59,7 @@ class JwtVerifier:
         try:
             import jwt  # noqa: F401
         except ImportError:
-            raise ImportError("JWT verification needs PyJWT: pip install 'rondo[auth]'") from None
+            raise ImportError("JWT verification needs PyJWT: pip install 'rondo-mcp[auth]'") from None
         self.issuers = (issuers,) if isinstance(issuers, str) else tuple(issuers)
         self.audiences = (audiences,) if isinstance(audiences, str) else tuple(audiences)
         if not self.issuers or not all(isinstance(i, str) and i for i in self.issuers):

@@ -16,15 +16,8 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from rondo.client.loop import NoHandler, Unanswerable
-from rondo.kinds import (
-    KINDS,
-    ElicitRequest,
-    NotDeclared,
-    SampleRequest,
-    form_defaults,
-    kind_for,
-    merge_capabilities,
-)
+from rondo.kinds import KINDS, NotDeclared, kind_for, merge_capabilities
+from rondo.kinds.requests import ElicitRequest, SampleRequest, form_defaults
 
 Json = dict[str, Any]
 

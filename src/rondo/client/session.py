@@ -57,6 +57,8 @@ from rondo.wire.meta import (
     CLIENT_INFO,
     INPUT_METHODS,
     LEGACY_VERSIONS,
+    LOG_LEVEL,
+    LOG_LEVELS,
     MODERN_VERSIONS,
     PROGRESS_TOKEN,
     PROTOCOL_VERSION,
@@ -132,7 +134,13 @@ class Client:
         on_notification: Callable[[Json], Any] | None = None,
         extensions: Sequence[ClientExtension] = (),
         auth: Any = None,
+        log_level: str | None = None,
     ) -> None:
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {log_level!r} (one of {', '.join(LOG_LEVELS)})")
+        # Server log messages at this level and above (`notifications/message`, handed to
+        # `on_notification`): per request in `_meta` on 2026-07-28, `logging/setLevel` on 2025.
+        self.log_level = log_level
         if protocol not in (None, "auto", *MODERN_VERSIONS, *LEGACY_VERSIONS):
             raise ValueError(f"unknown protocol version {protocol!r}")
         self.protocol = None if protocol == "auto" else protocol
@@ -245,6 +253,8 @@ class Client:
         self.instructions = init.instructions
         await self.transport.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
         await self.transport.after_handshake()
+        if self.log_level is not None and "logging" in (self.server_capabilities or {}):
+            await self._rpc("logging/setLevel", {"level": self.log_level})
 
     # -- one request ---------------------------------------------------------------------------
 
@@ -255,6 +265,8 @@ class Client:
             meta[PROTOCOL_VERSION] = self.protocol_version
             meta[CLIENT_INFO] = self.client_info
             meta[CLIENT_CAPABILITIES] = self.handlers.capabilities()
+            if self.log_level is not None:
+                meta[LOG_LEVEL] = self.log_level
         if progress_token is not None:
             meta[PROGRESS_TOKEN] = progress_token
         if meta:

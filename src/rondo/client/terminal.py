@@ -1,8 +1,18 @@
-"""`rondo call`: a terminal client. List a server's tools, call one, answer what it asks.
+"""`rondo call`: a terminal client. List what a server offers, call a tool, read a resource, get
+a prompt, and answer what it asks.
 
-    rondo call http://127.0.0.1:8000/mcp                        # list the tools
+    rondo call http://127.0.0.1:8000/mcp                        # list everything it offers
+    rondo call URL --list tools                                 # tools with their arguments
     rondo call "python examples/preferences.py --stdio" favorite_color '{"user": "ann"}'
+    rondo call URL --read prefs://ann/color                     # read a resource
+    rondo call URL --get color_poem '{"user": "ann"}'           # get a prompt
     rondo call URL TOOL '{"user": "ann"}' --answers answers.json  # scripted answers
+    rondo call URL TOOL '{...}' --json                          # any command, as JSON
+
+Progress notifications show as a bar on stderr (a count when there is no total); server log
+messages at `--log-level` (default info; `off` to not ask for them) are printed to stderr.
+Ctrl-C, at a prompt or while waiting, cancels the call: the exit code is 130, a stdio server is
+closed (it runs in its own session, so the terminal's Ctrl-C does not reach it).
 
 A protected HTTP server (401) makes it sign in: it prints the authorization URL (and opens a
 browser when there is a display), catches the redirect on 127.0.0.1, and keeps the token in
@@ -21,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
@@ -38,17 +49,58 @@ class Declined(Exception):
         self.action = action
 
 
+class Interrupts:
+    """Ctrl-C for `rondo call`: cancel the call, whether it waits on the network or on a prompt.
+
+    asyncio.run's own handler only cancels the main task, which a prompt blocked reading the
+    terminal would not notice until Enter. While a prompt reads, Ctrl-C interrupts the read;
+    the question is answered `cancel` and the call itself is cancelled. A second Ctrl-C during
+    the clean-up stops at once."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[Any] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.reading = False
+        self.fired = False
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if self.reading or self.fired or self.task is None or self.loop is None:
+            self.fired = True
+            raise KeyboardInterrupt
+        self.fired = True
+        self.loop.call_soon_threadsafe(self.task.cancel)
+
+    def read_line(self, stdin: TextIO) -> str:
+        self.reading = True
+        try:
+            return stdin.readline()
+        except KeyboardInterrupt:
+            self.out_of_prompt()
+            raise Declined("cancel") from None
+        finally:
+            self.reading = False
+
+    def out_of_prompt(self) -> None:
+        if self.task is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(self.task.cancel)
+
+
 class Prompter:
     """Asks a person at a terminal (reads `stdin`, writes prompts to `out`)."""
 
-    def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None) -> None:
+    def __init__(self, stdin: TextIO | None = None, out: TextIO | None = None,
+                 interrupts: Interrupts | None = None) -> None:
         self.stdin = stdin or sys.stdin
         self.out = out or sys.stderr
+        self.interrupts = interrupts
 
     def ask(self, prompt: str) -> str:
         self.out.write(prompt)
         self.out.flush()
-        line = self.stdin.readline()
+        if self.interrupts is None:
+            line = self.stdin.readline()
+        else:
+            line = self.interrupts.read_line(self.stdin)
         if not line:
             raise Declined("cancel")  # end of input: the person left
         value = line.rstrip("\n")
@@ -221,24 +273,49 @@ class FileAnswers:
             raise ClientError(f"the answers file has no answer left for: {request.message}")
         answer = self.queue.pop(0)
         if isinstance(answer, Mapping) and answer.get("action") in ("accept", "decline", "cancel"):
-            return dict(answer)
-        if request.mode == "url":
+            result = dict(answer)
+        elif request.mode == "url":
             return {"action": "accept" if answer else "decline"}
-        return {"action": "accept", "content": answer}
+        else:
+            result = {"action": "accept", "content": answer}
+        if result["action"] == "accept" and request.mode != "url" and isinstance(result.get("content", {}), Mapping):
+            result["content"] = with_defaults(request.requested_schema or {}, result.get("content") or {})
+        return result
+
+
+def with_defaults(schema: Mapping[str, Any], content: Mapping[str, Any]) -> Json:
+    """`content` plus the schema's defaults for the fields it leaves out (what pressing Enter
+    at the interactive prompt gives)."""
+    filled = dict(content)
+    for name, prop in (schema.get("properties") or {}).items():
+        if name not in filled and isinstance(prop, Mapping) and prop.get("default") is not None:
+            filled[name] = prop["default"]
+    return filled
+
+
+LISTS = ("tools", "resources", "templates", "prompts")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="rondo call", description="Call a tool on an MCP server, answering its questions at the terminal.",
+        prog="rondo call",
+        description="A terminal MCP client: list what a server offers, call a tool, read a "
+        "resource, get a prompt, answering the server's questions at the terminal.",
     )
     parser.add_argument("target", help="server URL (http://...) or the command that starts it (stdio)")
-    parser.add_argument("tool", nargs="?", help="tool to call (omit to list the tools)")
-    parser.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
+    parser.add_argument("tool", nargs="?", help="tool to call (omit to list everything)")
+    parser.add_argument("arguments", nargs="?", default=None,
+                        help="arguments as a JSON object (for the tool, or the prompt of --get)")
+    parser.add_argument("--list", choices=LISTS, help="list only tools, resources, templates or prompts")
+    parser.add_argument("--read", metavar="URI", help="read a resource (or a URI of a template)")
+    parser.add_argument("--get", metavar="PROMPT", help="get a prompt (arguments as the JSON)")
     parser.add_argument("--answers", metavar="FILE", help="answer elicitations from this JSON file")
     parser.add_argument("--protocol", help="pin a protocol version (default: negotiate)")
     parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
                         help="extra HTTP header (repeatable)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    parser.add_argument("--log-level", default="info", metavar="LEVEL",
+                        help="server log messages to show (debug ... emergency, or off; default info)")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     sign_in = parser.add_argument_group("signing in to protected HTTP servers (OAuth)")
     sign_in.add_argument("--token-store", metavar="FILE",
@@ -267,14 +344,25 @@ def _auth(args: argparse.Namespace) -> Any:
 
 def main(argv: list[str]) -> int:
     """Entry point of `rondo call` (returns the exit code)."""
-    args = _parser().parse_args(argv)
+    args = _parser().parse_intermixed_args(argv)
+    if args.get is not None or args.read is not None:
+        if args.tool is not None and args.arguments is None and args.get is not None:
+            args.tool, args.arguments = None, args.tool  # `--get NAME '{...}'`
+        if args.tool is not None or (args.get is not None and args.read is not None):
+            print("rondo call: give one of TOOL, --read URI or --get PROMPT", file=sys.stderr)
+            return 2
     try:
-        arguments = json.loads(args.arguments)
+        arguments = json.loads(args.arguments if args.arguments is not None else "{}")
     except json.JSONDecodeError as exc:
         print(f"rondo call: arguments are not JSON: {exc}", file=sys.stderr)
         return 2
     if not isinstance(arguments, dict):
         print("rondo call: arguments must be a JSON object", file=sys.stderr)
+        return 2
+    from rondo.wire.meta import LOG_LEVELS
+
+    if args.log_level not in (*LOG_LEVELS, "off"):
+        print(f"rondo call: --log-level must be one of {', '.join(LOG_LEVELS)} or off", file=sys.stderr)
         return 2
     headers = {}
     for item in args.header:
@@ -286,33 +374,61 @@ def main(argv: list[str]) -> int:
     if args.answers:
         with open(args.answers, encoding="utf-8") as fh:
             handler: Callable[[ElicitRequest], Json] = FileAnswers(json.load(fh))
-    else:
-        handler = Prompter()
+    interrupts = Interrupts()
+    if not args.answers:
+        handler = Prompter(interrupts=interrupts)
+    # Our own SIGINT handler (asyncio.run leaves SIGINT alone when one is installed).
+    previous = signal.signal(signal.SIGINT, interrupts.handler)
     try:
-        return asyncio.run(_run(args, arguments, headers, handler))
+        return asyncio.run(_run(args, arguments, headers, handler, interrupts))
     except (ClientError, McpError, OSError) as exc:
         print(f"rondo call: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print("\nrondo call: cancelled", file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
-async def _run(args: argparse.Namespace, arguments: Json, headers: Json, handler: Callable[[ElicitRequest], Json]) -> int:
+def _target(target: str) -> Any:
+    if target.startswith(("http://", "https://")):
+        return target
+    import shlex
+
+    from rondo.client.transports.stdio import StdioTransport
+
+    # Its own session: the terminal's Ctrl-C is ours to handle; we close the server cleanly.
+    return StdioTransport(shlex.split(target), new_session=True)
+
+
+async def _run(args: argparse.Namespace, arguments: Json, headers: Json,
+               handler: Callable[[ElicitRequest], Json], interrupts: Interrupts | None = None) -> int:
     from rondo.client.session import Client
 
-    async with Client(args.target, protocol=args.protocol, name="rondo-call", on_elicit=handler,
-                      elicit_modes=("form", "url"), headers=headers or None, timeout=args.timeout,
-                      auth=_auth(args)) as client:
+    if interrupts is not None:
+        interrupts.task, interrupts.loop = asyncio.current_task(), asyncio.get_running_loop()
+    show = Progress(sys.stderr)
+    level = None if args.log_level == "off" else args.log_level
+    async with Client(_target(args.target), protocol=args.protocol, name="rondo-call",
+                      on_elicit=handler, elicit_modes=("form", "url"), headers=headers or None,
+                      timeout=args.timeout, auth=_auth(args), log_level=level,
+                      on_notification=show.notification) as client:
+        if args.read is not None:
+            read = await client.read_resource(args.read, on_progress=show.progress)
+            show.done()
+            return _print_read(read, args.json)
+        if args.get is not None:
+            prompt = await client.get_prompt(args.get, {k: str(v) for k, v in arguments.items()},
+                                             on_progress=show.progress)
+            show.done()
+            return _print_prompt(prompt, args.json)
         if args.tool is None:
-            for tool in await client.list_tools():
-                line = tool.name + (f"  {tool.description}" if tool.description else "")
-                print(line.splitlines()[0] if line else line)
-            return 0
-        result = await client.call_tool(args.tool, arguments)
+            return await _print_lists(client, args.list, args.json)
+        result = await client.call_tool(args.tool, arguments, on_progress=show.progress)
+        show.done()
     if args.json:
-        import msgspec
-
-        print(msgspec.json.encode(result).decode())
+        print(_json(result))
     else:
         for block in result.content:
             if block.get("type") == "text":
@@ -322,6 +438,161 @@ async def _run(args: argparse.Namespace, arguments: Json, headers: Json, handler
         if result.structured_content is not None and not result.content:
             print(json.dumps(result.structured_content))
     return 1 if result.is_error else 0
+
+
+def _json(value: Any) -> str:
+    return json.dumps(_plain(value), ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    """JSON builtins of a result, as on the wire: a typed result's unset (None) fields left out."""
+    import msgspec
+
+    if isinstance(value, msgspec.Struct):
+        out = {}
+        for field in msgspec.structs.fields(value):
+            item = getattr(value, field.name)
+            if item is not None:
+                out[field.encode_name] = _plain(item)
+        return out
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class Progress:
+    """Progress as a bar on a terminal (a line per update elsewhere); log messages as lines."""
+
+    WIDTH = 24
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.tty = bool(getattr(out, "isatty", lambda: False)())
+        self.open = False
+
+    def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        if total:
+            filled = max(0, min(self.WIDTH, round(self.WIDTH * progress / total)))
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            line = f"[{bar}] {progress:g}/{total:g}"
+        else:
+            line = f"progress {progress:g}"
+        if message:
+            line += f"  {message}"
+        if self.tty:
+            self.out.write("\r\x1b[2K" + line)
+            self.open = True
+        else:
+            self.out.write(line + "\n")
+        self.out.flush()
+
+    def done(self) -> None:
+        if self.open:
+            self.out.write("\n")
+            self.out.flush()
+            self.open = False
+
+    def notification(self, message: Json) -> None:
+        if message.get("method") != "notifications/message":
+            return
+        params = message.get("params") or {}
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data)
+        logger = f" {params['logger']}:" if isinstance(params.get("logger"), str) else ""
+        self.done()
+        self.out.write(f"[{params.get('level', 'info')}]{logger} {text}\n")
+        self.out.flush()
+
+
+def _signature(schema: Mapping[str, Any]) -> str:
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    parts = []
+    for name, prop in props.items():
+        kind = _type_text(prop) if isinstance(prop, Mapping) else "any"
+        part = f"{name}{'' if name in required else '?'}: {kind}"
+        if isinstance(prop, Mapping) and "default" in prop:
+            part += f" = {json.dumps(prop['default'])}"
+        parts.append(part)
+    return "(" + ", ".join(parts) + ")"
+
+
+def _type_text(prop: Mapping[str, Any]) -> str:
+    if isinstance(prop.get("enum"), list):
+        return " | ".join(json.dumps(v) for v in prop["enum"])
+    kind = prop.get("type")
+    if kind == "array" and isinstance(prop.get("items"), Mapping):
+        return f"{_type_text(prop['items'])}[]"
+    if isinstance(kind, list):
+        return " | ".join(map(str, kind))
+    if kind is None and isinstance(prop.get("anyOf"), list):
+        return " | ".join(_type_text(p) for p in prop["anyOf"] if isinstance(p, Mapping))
+    return str(kind or "any")
+
+
+def _first_line(text: str | None) -> str:
+    return text.strip().splitlines()[0] if text and text.strip() else ""
+
+
+async def _print_lists(client: Any, only: str | None, as_json: bool) -> int:
+    caps = client.server_capabilities or {}
+    wanted = [only] if only else [k for k in LISTS if (k if k != "templates" else "resources") in caps]
+    found: dict[str, list[Any]] = {}
+    for kind in wanted:
+        if kind == "tools":
+            found[kind] = await client.list_tools()
+        elif kind == "resources":
+            found[kind] = await client.list_resources()
+        elif kind == "templates":
+            found[kind] = await client.list_resource_templates()
+        else:
+            found[kind] = await client.list_prompts()
+    if as_json:
+        print(_json(found))
+        return 0
+    for kind, items in found.items():
+        print(f"{kind}:" if items else f"{kind}: none")
+        for item in items:
+            if kind == "tools":
+                head = item.name + _signature(item.input_schema)
+            elif kind == "resources":
+                head = f"{item.uri}  ({item.name})"
+            elif kind == "templates":
+                head = f"{item.uri_template}  ({item.name})"
+            else:
+                head = item.name + "(" + ", ".join(
+                    a.name + ("" if a.required else "?") for a in item.arguments) + ")"
+            about = _first_line(item.description)
+            print(f"  {head}" + (f"  {about}" if about else ""))
+    return 0
+
+
+def _print_read(result: Any, as_json: bool) -> int:
+    if as_json:
+        print(_json(result))
+        return 0
+    for item in result.contents:
+        if "text" in item:
+            print(item["text"])
+        else:
+            size = len(item.get("blob", "")) * 3 // 4
+            print(f"[{item.get('mimeType', 'binary')}, about {size} bytes: use --json for the data]")
+    return 0
+
+
+def _print_prompt(result: Any, as_json: bool) -> int:
+    if as_json:
+        print(_json(result))
+        return 0
+    if result.description:
+        print(f"# {result.description}")
+    for message in result.messages:
+        content = message.content
+        text = content.get("text") if content.get("type") == "text" else json.dumps(content)
+        print(f"{message.role}: {text}")
+    return 0
 
 
 if __name__ == "__main__":

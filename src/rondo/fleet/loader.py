@@ -23,14 +23,27 @@ def load_server(target: str) -> Any:
     sys.modules[path.stem] = module
     sys.path.insert(0, str(path.parent.resolve()))
     spec.loader.exec_module(module)
+    found = {name: v for name, v in vars(module).items() if isinstance(v, Server)}
     if attr:
         server = getattr(module, attr, None)
         if not isinstance(server, Server):
-            raise SystemExit(f"rondo: {path_text} has no rondo.Server named {attr!r}")
+            raise SystemExit(f"rondo: {path_text} has no rondo.Server named {attr!r}; "
+                             + _candidates(path_text, found))
         return server
-    found = [v for v in vars(module).values() if isinstance(v, Server)]
-    if len(found) != 1:
+    if len({id(v) for v in found.values()}) == 1:
+        return next(iter(found.values()))
+    if not found:
         raise SystemExit(
-            f"rondo: {path_text} defines {len(found)} servers; name one as {path_text}:NAME"
+            f"rondo: {path_text} defines no rondo.Server at module level. Create one there, "
+            f"e.g. `server = rondo.Server(\"my-server\")`, and register your functions with "
+            "@server.tool (a server built inside a function or under `if __name__ == "
+            "\"__main__\":` is not seen)."
         )
-    return found[0]
+    raise SystemExit(f"rondo: {path_text} defines {len(found)} servers; " + _candidates(path_text, found))
+
+
+def _candidates(path_text: str, found: dict[str, Any]) -> str:
+    if not found:
+        return "it defines no rondo.Server at module level"
+    names = ", ".join(f"{path_text}:{name}" for name in sorted(found))
+    return f"pick one of: {names}"

@@ -36,7 +36,7 @@ class RedisBus:
             import redis
             import redis.asyncio
         except ImportError:
-            raise ImportError("RedisBus needs the redis package: pip install 'rondo[redis]'") from None
+            raise ImportError("RedisBus needs the redis package: pip install 'rondo-mcp[redis]'") from None
         self.channel = channel
         self._url = url
         self._client = redis.Redis.from_url(url)

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .base import MISSING, Capabilities, Kind, NotDeclared, json_type, merge_capabilities
-from .elicit import FORM, URL, ElicitRequest, ElicitResult, form_defaults
+from .elicit import FORM, URL, ElicitResult
 from .roots import ROOTS, Root, RootList
-from .sampling import SAMPLING, SampleRequest, SamplingResult
+from .sampling import SAMPLING, SamplingResult
 
 KINDS: tuple[Kind, ...] = (FORM, URL, SAMPLING, ROOTS)
 _BY_METHOD: dict[str, tuple[Kind, ...]] = {}
@@ -88,3 +88,12 @@ def response(ctx: Any, key: str, request: Mapping[str, Any]) -> Any:
         from ..wire.errors import INVALID_PARAMS, McpError
 
         raise McpError(INVALID_PARAMS, f"Invalid input response for '{key}': {exc}") from None
+
+
+def __getattr__(name: str) -> Any:
+    # The client's typed requests load on first use: a server never needs them.
+    if name in ("ElicitRequest", "SampleRequest", "form_defaults"):
+        from . import requests
+
+        return getattr(requests, name)
+    raise AttributeError(f"module 'rondo.kinds' has no attribute {name!r}")

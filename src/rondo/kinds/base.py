@@ -157,9 +157,16 @@ def _copy_caps(value: Any) -> Any:
 # -- validation helpers: every failure names the offending path -------------------------------
 
 
+class ShapeError(ValueError):
+    """An input request (or its schema) rondo cannot send, naming the path and the rule. The
+    text is rondo's own, so it is shown even when a server masks exceptions (`public`)."""
+
+    public = True
+
+
 def fail(path: str, reason: str) -> ValueError:
     """A ValueError reading `<path>: <reason>` (raise it)."""
-    return ValueError(f"{path}: {reason}" if path else reason)
+    return ShapeError(f"{path}: {reason}" if path else reason)
 
 
 def join(path: str, key: str | int) -> str:

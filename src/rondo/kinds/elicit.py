@@ -85,29 +85,6 @@ def _mode(request: Mapping[str, Any]) -> Any:
     return params.get("mode", "form") if isinstance(params, Mapping) else "form"
 
 
-class ElicitRequest(msgspec.Struct, kw_only=True, frozen=True):
-    """What a client's `on_elicit` handler receives: a form (`requested_schema`) or a URL."""
-
-    mode: str
-    message: str
-    requested_schema: dict[str, Any] | None = None
-    url: str | None = None
-    params: dict[str, Any] = msgspec.field(default_factory=dict)
-
-    @property
-    def defaults(self) -> dict[str, Any]:
-        """The schema's default values (what a form would show pre-filled)."""
-        return form_defaults(self.requested_schema or {})
-
-
-def form_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """`{field: default}` for every property of a form schema that declares a default."""
-    props = schema.get("properties")
-    if not isinstance(props, Mapping):
-        return {}
-    return {k: p["default"] for k, p in props.items() if isinstance(p, Mapping) and "default" in p}
-
-
 class _Elicitation(Kind):
     method = METHOD
     handler = "on_elicit"
@@ -117,6 +94,8 @@ class _Elicitation(Kind):
         return {"elicitation": {self.name: {}}} if self.name in modes else {}
 
     def handler_args(self, params: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[Any, ...]:
+        from .requests import ElicitRequest
+
         return (ElicitRequest(
             mode=self.name,
             message=str(params.get("message", "")),

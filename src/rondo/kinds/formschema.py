@@ -101,6 +101,14 @@ def check_property(prop: Any, path: str) -> None:
     elif kind == "array":
         reject_unknown(prop, _ARRAY_KEYS, path)
         _check_multi_select(prop, path)
+    elif kind == "object" or "properties" in prop:
+        # The usual first mistake: forms are flat, one level of fields.
+        raise fail(
+            join(path, "type"),
+            "a form field cannot be a nested object (forms are flat: each field is a string, "
+            "number, integer, boolean or a multi-select array); flatten its fields into the "
+            "form, or ask a second question",
+        )
     else:
         raise fail(
             join(path, "type"),
@@ -291,26 +299,37 @@ def _show(values: Any) -> str:
 # -- formats: syntactic checks, documented in the module docstring ----------------------------
 
 _LABEL = r"[^\s@.]+"
-_EMAIL = re.compile(rf"{_LABEL}(?:\.{_LABEL})*@{_LABEL}(?:\.{_LABEL})*")
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|\\^`\x00-\x1f\x7f]*")
-_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_DATE_TIME = re.compile(
-    r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+\-](\d{2}):(\d{2}))"
-)
+# Compiled on first use: compiling regular expressions at import would tax every stdio
+# server's cold start, and most never check a format.
+_SOURCES = {
+    "email": rf"{_LABEL}(?:\.{_LABEL})*@{_LABEL}(?:\.{_LABEL})*",
+    "uri": r"[A-Za-z][A-Za-z0-9+.\-]*:[^\s<>\"{}|\\^`\x00-\x1f\x7f]*",
+    "bad-escape": r"%(?![0-9A-Fa-f]{2})",
+    "date": r"(\d{4})-(\d{2})-(\d{2})",
+    "date-time": r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+\-](\d{2}):(\d{2}))",
+}
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    compiled = _COMPILED.get(name)
+    if compiled is None:
+        compiled = _COMPILED[name] = re.compile(_SOURCES[name])
+    return compiled
+
 _DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 def is_email(value: str) -> bool:
-    return _EMAIL.fullmatch(value) is not None
+    return _pattern("email").fullmatch(value) is not None
 
 
 def is_uri(value: str) -> bool:
-    return _URI.fullmatch(value) is not None and _BAD_ESCAPE.search(value) is None
+    return _pattern("uri").fullmatch(value) is not None and _pattern("bad-escape").search(value) is None
 
 
 def is_date(value: str) -> bool:
-    match = _DATE.fullmatch(value)
+    match = _pattern("date").fullmatch(value)
     if match is None:
         return False
     year, month, day = (int(part) for part in match.groups())
@@ -322,7 +341,7 @@ def is_date(value: str) -> bool:
 
 
 def is_date_time(value: str) -> bool:
-    match = _DATE_TIME.fullmatch(value)
+    match = _pattern("date-time").fullmatch(value)
     if match is None or not is_date(match.group(1)):
         return False
     hour, minute, second = int(match.group(2)), int(match.group(3)), int(match.group(4))

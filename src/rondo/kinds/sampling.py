@@ -287,22 +287,6 @@ def check_tool_choice(choice: Any, path: str) -> None:
 # -- the kind ----------------------------------------------------------------------------------
 
 
-class SampleRequest(msgspec.Struct, kw_only=True, frozen=True):
-    """What a client's `on_sample` handler receives: `messages` for its model, capped at
-    `max_tokens`."""
-
-    messages: list[dict[str, Any]]
-    max_tokens: int
-    system_prompt: str | None = None
-    temperature: float | None = None
-    stop_sequences: list[str] | None = None
-    model_preferences: dict[str, Any] | None = None
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: dict[str, Any] | None = None
-    include_context: str | None = None
-    params: dict[str, Any] = msgspec.field(default_factory=dict)
-
-
 class Sampling(Kind):
     name = "sampling"
     method = METHOD
@@ -314,6 +298,8 @@ class Sampling(Kind):
     def handler_args(self, params: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[Any, ...]:
         if ("tools" in params or "toolChoice" in params) and not options.get("sampling_tools"):
             raise NotDeclared("it asks for sampling with tools, which this client did not declare")
+        from .requests import SampleRequest
+
         return (SampleRequest(
             messages=list(params.get("messages") or []),
             max_tokens=int(params.get("maxTokens") or 0),

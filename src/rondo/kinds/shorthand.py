@@ -145,8 +145,10 @@ def _base(hint: Any, path: str) -> dict[str, Any]:
         if choices is None:
             raise fail(path, "lists must be of Literal strings or a str Enum (multi-select)")
         return {"type": "array", "items": {"type": "string", "enum": choices}}
+    nested = isinstance(hint, type) and hasattr(hint, "__annotations__") and hint not in (str, int, float, bool)
+    advice = "; forms are flat: put its fields in the form itself" if nested else ""
     raise fail(
-        path, f"type {hint!r} is not a form primitive (str, int, float, bool, Literal, list)"
+        path, f"type {hint!r} is not a form primitive (str, int, float, bool, Literal, list){advice}"
     )
 
 

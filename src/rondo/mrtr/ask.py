@@ -94,15 +94,50 @@ def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dic
     return found, missing
 
 
-class _Ready:
-    __slots__ = ("value",)
+NOT_AWAITED = (
+    "ctx.{what}(...) was not awaited: in an `async def` handler write "
+    "`answer = await ctx.{what}(...)` (in a plain `def` handler, call it without `await`)"
+)
 
-    def __init__(self, value: Any) -> None:
-        self.value = value
 
-    def __await__(self) -> Generator[None, None, Any]:
-        return self.value
-        yield  # pragma: no cover - makes this a generator
+class NotAwaited(TypeError):
+    """A forgotten `await` on `ctx.ask`. Its text is rondo's own and names the fix, so a masked
+    server still shows it (`public`)."""
+
+    public = True
+
+
+class Awaitable:
+    """What `ctx.ask` returns in an `async def` handler: await it for the answer. Using it as
+    the answer instead (a forgotten `await`) fails at once, naming the fix, instead of with an
+    AttributeError on some internal object after the user has answered."""
+
+    __slots__ = ("_coro", "_value", "_what")
+
+    def __init__(self, what: str, *, value: Any = None, coro: Any = None) -> None:
+        self._what = what
+        self._value = value  # the answer, when a round already supplied it
+        self._coro = coro  # or the coroutine that gets it (the legacy back-channel)
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        if self._coro is not None:
+            return (yield from self._coro.__await__())
+        return self._value
+
+    def _misused(self, *_: Any) -> Any:
+        if self._coro is not None:
+            self._coro.close()  # never to be awaited: no "never awaited" warning on top
+        raise NotAwaited(NOT_AWAITED.format(what=self._what))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._misused()
+
+    __getitem__ = __iter__ = __bool__ = __contains__ = __len__ = _misused
+
+    def __repr__(self) -> str:
+        return f"<ctx.{self._what}(...) awaitable: await it for the answer>"
 
 
 def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
@@ -116,7 +151,7 @@ def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, sin
         book_of(ctx).pending.update(missing)
         raise AskInterrupt(missing)
     value = found[single] if single is not None else found
-    return value if ctx._sync else _Ready(value)
+    return value if ctx._sync else Awaitable("ask" if single is not None else "ask_all", value=value)
 
 
 def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -191,5 +191,10 @@ class Context:
             from .modern import MODERN as dialect
         return dialect.ask(self, requests, single)
 
+    @property
+    def lifespan(self) -> Mapping[str, Any]:
+        """What the server's `@server.lifespan` hooks yielded (a DB pool, a client...)."""
+        return self.server._lifespan.state
+
     def __repr__(self) -> str:
         return f"<Context {self.request_method} id={self.request_id!r} era={self.era}>"

@@ -57,8 +57,19 @@ class Core:
         input (the transport handles `notifications/cancelled` itself)."""
         try:
             rid, method, params, is_request = request_shape(msg)
-            if not is_request:
-                return None
+        except McpError as exc:
+            return error_response(readable_id(msg), exc)
+        if not is_request:
+            return None
+        return await self.handle_shaped(rid, method, params, emit=emit, auth=auth)
+
+    async def handle_shaped(
+        self, rid: Any, method: str, params: dict[str, Any], *, emit: Emit = _noop,
+        auth: Any = None,
+    ) -> dict[str, Any]:
+        """`handle` for a request whose JSON-RPC shape was already checked (by `request_shape`):
+        the response, never an exception."""
+        try:
             env = envelope(params)
             check_version(env)
             result = await self.dispatch(
@@ -66,9 +77,9 @@ class Core:
             )
             return result_response(rid, result)
         except McpError as exc:
-            return error_response(readable_id(msg), exc)
+            return error_response(rid, exc)
         except Exception:
-            return error_response(readable_id(msg), masked_internal_error(
+            return error_response(rid, masked_internal_error(
                 log, "unexpected failure answering a request"))
 
     async def dispatch(self, req: Request) -> dict[str, Any]:

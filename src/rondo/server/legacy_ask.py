@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from ..mrtr.ask import Awaitable
 from ..wire.errors import invalid_params
 
 
@@ -54,7 +55,7 @@ def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, sin
     wire = _prepare(call, requests)
     coro = _ask(call, requests, wire, single)
     if not ctx._sync:
-        return coro
+        return Awaitable("ask" if single is not None else "ask_all", coro=coro)
     loop = ctx._loop or call.loop
     if threading.get_ident() == call.thread:
         coro.close()

@@ -23,6 +23,7 @@ from ..wire.errors import (
     resource_not_found,
 )
 from ..wire.meta import LOG_LEVEL_RANK, MODERN_VERSIONS, SUBSCRIPTION_ID
+from .content import ToolError, prompt_messages, resource_contents, text, tool_result
 
 if TYPE_CHECKING:
     from .core import Core
@@ -133,9 +134,6 @@ def _arguments(params: Mapping[str, Any]) -> Any:
 
 
 async def tools_call(core: Core, req: Request) -> dict[str, Any]:
-    from .content import ToolError, text, tool_result
-    from .legacy_ask import AskError
-
     params = req.params
     name = params.get("name")
     if not isinstance(name, str):
@@ -146,11 +144,16 @@ async def tools_call(core: Core, req: Request) -> dict[str, Any]:
     arguments = _arguments(params)
     try:
         done, value = await core.invoke(req, tool, arguments, _tool_refusal)
-    except (ToolError, AskError) as exc:  # meant for the model: the message passes through
+    except ToolError as exc:  # meant for the model: the message passes through
         return {"content": [text(str(exc))], "isError": True}
     except McpError:
         raise
     except Exception as exc:
+        from .legacy_ask import AskError  # only on a failure: keeps start-up light
+
+        # A legacy ctx.ask that failed, or rondo's own advice (`public`): also for the model.
+        if isinstance(exc, AskError) or getattr(exc, "public", False) is True:
+            return {"content": [text(str(exc))], "isError": True}
         if not core.server.mask_errors:  # development opt-in: the exception's text is shown
             log.exception("tool %r failed", name)
             return {"content": [text(f"Tool {name!r} failed: {exc}")], "isError": True}
@@ -168,8 +171,6 @@ def _tool_refusal(reason: str) -> dict[str, Any]:
 
 
 async def prompts_get(core: Core, req: Request) -> dict[str, Any]:
-    from .content import prompt_messages
-
     params = req.params
     name = params.get("name")
     if not isinstance(name, str):
@@ -197,8 +198,6 @@ async def prompts_get(core: Core, req: Request) -> dict[str, Any]:
 
 
 async def resources_read(core: Core, req: Request) -> dict[str, Any]:
-    from .content import resource_contents
-
     uri = req.params.get("uri")
     if not isinstance(uri, str):
         raise invalid_params("resources/read needs a uri")

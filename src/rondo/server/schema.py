@@ -39,6 +39,14 @@ from msgspec.structs import asdict as _asdict
 
 from . import content as _content
 from .context import Context
+from .declared import (
+    as_meta,
+    declared_enums,
+    field_default,
+    is_declared_meta,
+    is_field_info,
+    restore_enum_order,
+)
 
 __all__ = [
     "ArgumentError",
@@ -169,6 +177,13 @@ def prompt_signature(fn: Callable[..., Any]) -> tuple[Signature, list[dict[str, 
     Prompt arguments arrive as strings; parameters annotated int/float/bool convert from them.
     """
     sig = _build(fn, strict=False, input_schema=None, output_schema=None, with_output=False)
+    for field in msgspec.structs.fields(sig._struct):
+        if not _from_one_string(field.type):
+            raise ValueError(
+                f"{_name(fn)}: parameter {field.name!r} is annotated {_hint_text(field.type)}, but "
+                "prompt arguments are strings: annotate it str (or int, float, bool, a Literal "
+                "or an Enum, converted from the string) and parse anything richer yourself"
+            )
     props = sig.input_schema.get("properties", {})
     required = set(sig.input_schema.get("required", ()))
     arguments: list[dict[str, Any]] = []
@@ -182,6 +197,31 @@ def prompt_signature(fn: Callable[..., Any]) -> tuple[Signature, list[dict[str, 
         argument["required"] = name in required
         arguments.append(argument)
     return sig, arguments
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _from_one_string(tp: Any) -> bool:
+    """Can a single string argument become this type (the prompt-argument rule)?"""
+    if tp is Any or any(tp is t for t in _SCALARS):
+        return True
+    origin = get_origin(tp)
+    if origin is Literal:
+        return all(isinstance(v, (str, int, bool)) for v in get_args(tp))
+    if origin is Annotated:
+        return _from_one_string(get_args(tp)[0])
+    if origin in (Union, types.UnionType):
+        return all(_from_one_string(a) for a in get_args(tp))
+    import enum
+
+    return isinstance(tp, type) and issubclass(tp, enum.Enum)
+
+
+def _hint_text(tp: Any) -> str:
+    if get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
 
 
 def template_signature(fn: Callable[..., Any], variables: Sequence[str]) -> Signature:
@@ -243,12 +283,27 @@ def _build(
             raise ValueError(
                 f"{name}: positional-only parameter {param.name!r} cannot receive an argument"
             )
-        tp = Any if hint is _EMPTY else _prepare(hint)
-        if param.default is _EMPTY:
+        default, factory = param.default, None
+        if is_field_info(default):
+            # `n: int = Field(ge=1)`: the Field is metadata, its own default the default.
+            hint = Annotated[(Any if hint is _EMPTY else hint), default]
+            default = _EMPTY
+        given = _field_of(hint)
+        if given is not None and default is _EMPTY:
+            declared, factory = field_default(given)
+            if declared is not None:
+                default = declared[0]
+        try:
+            tp = Any if hint is _EMPTY else _prepare(hint)
+        except ValueError as exc:
+            raise ValueError(f"{name}: parameter {param.name!r}: {exc}") from None
+        if factory is not None:
+            fields.append((param.name, tp, msgspec.field(default_factory=factory)))
+        elif default is _EMPTY:
             fields.append((param.name, tp))
         else:
-            fields.append((param.name, tp, _struct_default(param.default)))
-            defaults[param.name] = param.default
+            fields.append((param.name, tp, _struct_default(default)))
+            defaults[param.name] = default
 
     sig = Signature()
     sig.context_param = context_param
@@ -269,6 +324,7 @@ def _build(
             _ROOT_NAME, fields, kw_only=True, forbid_unknown_fields=extras is None
         )
         schema, uses_pydantic = _input_schema(name, struct, fields, extras, defaults)
+        schema = restore_enum_order(schema, declared_enums([f[1] for f in fields] + [extras]))
         sig._struct = struct
         sig._dec_hook = _dec_hook if uses_pydantic else None
         sig.input_schema = schema
@@ -280,6 +336,13 @@ def _build(
     else:
         sig.output_schema = None
     return sig
+
+
+def _field_of(hint: Any) -> Any:
+    """The pydantic FieldInfo in `Annotated[T, Field(...)]`, if any."""
+    if get_origin(hint) is Annotated:
+        return next((m for m in get_args(hint)[1:] if is_field_info(m)), None)
+    return None
 
 
 def _name(fn: Any) -> str:
@@ -397,12 +460,16 @@ def _prepare(tp: Any) -> Any:
         inner = _prepare(args[0])
         extras = list(args[1:])
         texts = [m for m in extras if isinstance(m, str)]
+        declared = [m for m in extras if is_declared_meta(m)]
+        if declared:
+            # pydantic Field(...) / annotated_types constraints: honoured as msgspec's Meta is.
+            extras = [as_meta(m) if is_declared_meta(m) else m for m in extras]
         if texts:
             # Before the other metadata so an explicit Meta(description=...) still wins.
             extras = [msgspec.Meta(description=" ".join(texts))] + [
                 m for m in extras if not isinstance(m, str)
             ]
-        if inner is args[0] and not texts:
+        if inner is args[0] and not texts and not declared:
             return tp
         return Annotated[(inner, *extras)]
     new = tuple(a if a is Ellipsis else _prepare(a) for a in args)
@@ -570,7 +637,7 @@ def _output_schema(tp: Any) -> dict[str, Any] | None:
         key = ref[len(_REF_PREFIX) :]
         if not _referenced(components, key):  # a recursive type keeps its $ref
             root = components.pop(key)
-    return _finish(root, components)
+    return restore_enum_order(_finish(root, components), declared_enums([tp]))
 
 
 def _finish(root: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
@@ -608,9 +675,20 @@ def _referenced(components: dict[str, Any], key: str) -> bool:
 
 # -- error messages ---------------------------------------------------------------------------
 
-_FIELD_ERROR = re.compile(r"Object (missing required|contains unknown) field `(.*)`", re.S)
-_EXPECTED = re.compile(r"Expected `([^`]*)`(.*)", re.S)
-_LOCATION = re.compile(r"(.*) - at ((?:`key` in )?`\$[^`]*`)", re.S)
+# msgspec's validation messages, parsed only when an argument is refused (compiled then).
+_ERROR_SOURCES = {
+    "field": r"Object (missing required|contains unknown) field `(.*)`",
+    "expected": r"Expected `([^`]*)`(.*)",
+    "location": r"(.*) - at ((?:`key` in )?`\$[^`]*`)",
+}
+_ERROR_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _error_pattern(name: str) -> re.Pattern[str]:
+    compiled = _ERROR_PATTERNS.get(name)
+    if compiled is None:
+        compiled = _ERROR_PATTERNS[name] = re.compile(_ERROR_SOURCES[name], re.S)
+    return compiled
 
 
 def _json_type(value: Any) -> str:
@@ -643,16 +721,16 @@ def explain(message: str, *, prefix: str | None = None) -> str:
 
 
 def _explain(message: str, prefix: str | None) -> str:
-    located = _LOCATION.fullmatch(message)
+    located = _error_pattern("location").fullmatch(message)
     body, location = (located.group(1), located.group(2)) if located else (message, "")
     path = _path(location, prefix) if location or prefix else ""
-    m = _FIELD_ERROR.fullmatch(body)
+    m = _error_pattern("field").fullmatch(body)
     if m:
         kind = "missing required" if m.group(1) == "missing required" else "unknown"
         if not path:
             return f"{kind} argument {m.group(2)!r}"
         return f"{kind} field {m.group(2)!r} in {path!r}"
-    m = _EXPECTED.fullmatch(body)
+    m = _error_pattern("expected").fullmatch(body)
     if m:
         if not path and m.group(1) == "object":
             got = m.group(2).replace("`", "").removeprefix(", got ")

@@ -5,8 +5,8 @@ dispatch lives in `core.py` (with the method table in `methods.py`), transports 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .components import (
     Prompt,
@@ -16,12 +16,14 @@ from .components import (
     describe,
     tool_wire,
 )
+from .lifespan import Lifespan
 from .templates import UriTemplate
 
 if TYPE_CHECKING:
     from ..auth import ResourceServer
     from ..state import StatePolicy
     from .core import Core
+    from .extension import Extension
     from .methods import Handler, Method
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,21 +31,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 _DEFAULT: Any = object()
 COMPLETION_LIMIT = 100
 DEFAULT_MAX_URI_LENGTH = 8192
-
-
-class Extension(Protocol):
-    """A protocol extension: methods for the table and a capability to advertise.
-
-    `name` is its identifier (e.g. `io.modelcontextprotocol/tasks`); `methods()` the rows it
-    adds to the method table; `capability(server)` what to advertise under
-    `capabilities.extensions[name]`, or None to advertise nothing (yet).
-    """
-
-    name: str
-
-    def methods(self) -> Iterable[Method]: ...
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None: ...
 
 
 def _thread(sig: Any, thread: bool, what: str) -> None:
@@ -88,6 +75,7 @@ class Server:
         max_listen_streams: int = 1000,
         max_listen_per_principal: int = 100,
         auth: ResourceServer | None = None,
+        warn_undocumented: bool = True,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -126,6 +114,8 @@ class Server:
                 raise ValueError(f"{label} must be a positive integer")
         self.max_listen_streams = max_listen_streams
         self.max_listen_per_principal = max_listen_per_principal
+        # A tool without a docstring or type hints gets a one-line warning when registered.
+        self.warn_undocumented = warn_undocumented
         if state is _DEFAULT:
             from ..state import StatePolicy
 
@@ -138,6 +128,7 @@ class Server:
         self.completion_handler: Callable[..., Any] | None = None
         self.extra_methods: list[Method] = []
         self.extensions: dict[str, Extension] = {}
+        self._lifespan = Lifespan()
         self._core: Core | None = None
         # rondo.auth hook: the resource server, and scopes=[...] per component, keyed
         # ("tool", name) / ("prompt", name) / ("resource", uri or template).
@@ -198,6 +189,14 @@ class Server:
                 raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object'")
             sig = tool_signature(f, input_schema=input_schema, output_schema=output_schema)
             _thread(sig, thread, tool_name)
+            described = describe(f, description)
+            if self.warn_undocumented and (
+                not described or (input_schema is None and _unannotated(f, sig.context_param))
+            ):
+                from .undocumented import warn_undocumented  # only a tool that needs the hint
+
+                warn_undocumented(tool_name, f, described, sig.context_param,
+                                  input_schema is not None, depth)
             wire = tool_wire(
                 tool_name,
                 title=title,
@@ -213,6 +212,7 @@ class Server:
             self._changed("tools")
             return f
 
+        depth = 4 if fn is not None else 3  # frames up to the user's decorator line
         return register(fn) if fn is not None else register
 
     def resource(
@@ -348,6 +348,18 @@ class Server:
         from ..auth.scopes import check_scopes
 
         self.component_scopes[(kind, key)] = check_scopes(scopes, f"{kind} {key!r}")
+
+    def lifespan(self, fn: F) -> F:
+        """Register a start-up/shutdown hook: `async def hook(server): ...; yield {"db": pool};
+        ...` (code before `yield` runs at start-up, after it at shutdown). What it yields is
+        `ctx.lifespan` in handlers. See `started()` for when hooks run."""
+        self._lifespan.add(fn)
+        return fn
+
+    def started(self) -> Any:
+        """`async with server.started():` runs the lifespan hooks around the block (the
+        transports do this; use it in tests). Nested entries are no-ops."""
+        return self._lifespan.running(self)
 
     def completion(self, fn: F) -> F:
         """Register the completion hook: `fn(ref, argument, context_arguments)`.
@@ -511,3 +523,13 @@ class Server:
 
 def _always_suspends(core: Any, params: Any) -> bool:
     return True
+
+
+def _unannotated(fn: Callable[..., Any], context_param: str | None) -> bool:
+    """A cheap first look: does any named parameter lack a type hint?"""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return True  # not a plain function: let the full check decide
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    hints = getattr(fn, "__annotations__", {})
+    return any(name not in hints and name != context_param for name in names)

@@ -56,7 +56,7 @@ def require_cryptography() -> None:
         import cryptography.hazmat.primitives.ciphers.aead  # noqa: F401
     except ImportError:
         raise ImportError(
-            "encrypt=True needs the cryptography package: pip install 'rondo[crypto]'"
+            "encrypt=True needs the cryptography package: pip install 'rondo-mcp[crypto]'"
         ) from None
 
 

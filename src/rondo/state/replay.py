@@ -163,7 +163,7 @@ class RedisReplayStore:
                 import redis
             except ImportError:
                 raise ImportError(
-                    "RedisReplayStore(url=...) needs the redis package: pip install 'rondo[redis]'"
+                    "RedisReplayStore(url=...) needs the redis package: pip install 'rondo-mcp[redis]'"
                 ) from None
             client = redis.Redis.from_url(url)
         elif not callable(getattr(client, "set", None)):

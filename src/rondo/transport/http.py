@@ -10,8 +10,9 @@ method, `Mcp-Param-*`, handler.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -89,7 +90,16 @@ class HttpApp:
     `allowed_hosts` guards against DNS rebinding: requests whose Host (or Origin, when present)
     names another host get 403. The default allows only loopback names; pass your public host
     names when deploying, or `None` to turn the check off (e.g. behind a proxy that checks).
-    `path` limits the endpoint to one path (`None` answers on any path, handy when mounted).
+
+    The path rule: the mount point is the endpoint. Mounted by a framework that sets the ASGI
+    `root_path` (Starlette and FastAPI `app.mount("/mcp", app)`), it answers at the mount point
+    (`/mcp/`; Starlette redirects `/mcp` there with a 307 the clients follow) and 404s below
+    it. Served on its own (uvicorn, `run_http`) the mount point is `path`, default `/mcp`,
+    with or without a trailing slash. `path=None` answers on any path (for a router that sets
+    no `root_path`).
+
+    `lifespan` is a Starlette/FastAPI-style lifespan (`FastAPI(lifespan=mcp.lifespan)`) running
+    the server's `@server.lifespan` hooks; the ASGI lifespan protocol runs it too.
     """
 
     def __init__(
@@ -146,28 +156,65 @@ class HttpApp:
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
+    def lifespan(self, app: Any = None) -> Any:
+        """What this app needs around serving, as an async context manager in the shape
+        Starlette and FastAPI take for `lifespan=`: the fleet bus (subscribed before serving),
+        the server's `@server.lifespan` hooks, and at shutdown the end of legacy sessions."""
+        return self._running()
+
+    @contextlib.asynccontextmanager
+    async def _running(self) -> AsyncIterator[None]:
+        bus = self.core.subscriptions.bus  # fleet hook: subscribed before serving
+        if bus is not None:
+            await bus.start()
+        try:
+            async with self.server.started():
+                try:
+                    yield
+                finally:
+                    if self.legacy is not None:
+                        await self.legacy.shutdown()  # sessions end before the user's resources
+        finally:
+            if bus is not None:
+                await bus.stop()
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                bus = self.core.subscriptions.bus  # fleet hook: subscribed before serving
-                if bus is not None:
-                    await bus.start()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                if self.core.subscriptions.bus is not None:
-                    await self.core.subscriptions.bus.stop()
-                if self.legacy is not None:
-                    await self.legacy.shutdown()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        try:
+            running = self.lifespan()
+            await running.__aenter__()
+        except Exception as exc:
+            log.error("lifespan start-up failed", exc_info=exc)
+            await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
+            return
+        await send({"type": "lifespan.startup.complete"})
+        while (await receive())["type"] != "lifespan.shutdown":
+            pass
+        try:
+            await running.__aexit__(None, None, None)
+        except Exception as exc:
+            log.error("lifespan shutdown failed", exc_info=exc)
+            await send({"type": "lifespan.shutdown.failed", "message": f"{type(exc).__name__}: {exc}"})
+            return
+        await send({"type": "lifespan.shutdown.complete"})
+
+    def _at_endpoint(self, scope: Scope) -> bool:
+        if self.path is None:
+            return True
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            return path[len(root):].rstrip("/") == ""  # mounted: the mount point is the endpoint
+        return path.rstrip("/") == self.path
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         guard = self.guard
         if guard is not None and scope.get("path", "") in guard.metadata_paths:
             await guard.metadata(scope["method"], send)
             return
-        if self.path is not None and scope.get("path", "").rstrip("/") != self.path:
+        if not self._at_endpoint(scope):
             await send_plain(send, 404, b"Not Found")
             return
         headers = header_map(scope)
@@ -430,11 +477,14 @@ def _warn_process_key(server: Server) -> None:
     from ..state.keys import ENV_KEYS
 
     if policy.ephemeral:
-        log.warning(
-            "rondo: no %s configured, so request state is sealed with a random per-process key: "
-            "it will not open on another worker or after a restart. Set shared keys "
-            "(python -m rondo.state) for multi-worker or load-balanced deployments.",
-            ENV_KEYS,
+        # Its own logger, so one process that means it can silence exactly this note.
+        logging.getLogger("rondo.http.state_key").warning(
+            "rondo: %s is not set, so request state is sealed with a key made at start-up. "
+            "Fine for one process (like a demo); with several workers, or after a restart, a "
+            "client's next round would be refused. To share keys, set %s (`python -m "
+            "rondo.state` prints one). To silence this note for one process, "
+            "logging.getLogger(\"rondo.http.state_key\").disabled = True.",
+            ENV_KEYS, ENV_KEYS,
         )
 
 

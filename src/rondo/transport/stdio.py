@@ -1,4 +1,4 @@
-"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr only.
+"""stdio transport: newline-delimited JSON-RPC on stdin/stdout; logs (and `print()`) go to stderr.
 
 Hosts spawn stdio servers on demand, so start-up time counts. Most requests (lists, discover,
 plain `def` handlers, every MRTR round of them) finish without awaiting anything, so `run`
@@ -13,13 +13,13 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
-from ..wire.jsonrpc import error_response, not_an_object, request_shape
+from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -91,13 +91,13 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
         return False  # a legacy session or a notification: the event loop's business
     core = server.core
     try:
-        _, method, params, _ = request_shape(msg)
-    except McpError:
-        pass  # core.handle answers shape errors without waiting
-    else:
-        if core.may_suspend(method, params):
-            return False
-    coro = core.handle(msg, emit=send)
+        rid, method, params, _ = request_shape(msg)
+    except McpError as exc:
+        send(error_response(readable_id(msg), exc))
+        return True
+    if core.may_suspend(method, params):
+        return False
+    coro = core.handle_shaped(rid, method, params, emit=send)  # shape checked once, here
     try:
         coro.send(None)
     except StopIteration as done:
@@ -141,27 +141,57 @@ def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
     return send
 
 
+@contextlib.contextmanager
+def protocol_stdout() -> Iterator[int]:
+    """While serving, stdout belongs to the protocol: yield a private descriptor for it and
+    point file descriptor 1 and `sys.stdout` at stderr, so a `print()` in a handler (or a child
+    process it starts) lands in the log instead of corrupting the message stream."""
+    sys.stdout.flush()
+    out_fd = os.dup(sys.stdout.fileno())
+    saved_fd = os.dup(1)
+    saved = sys.stdout
+    os.dup2(sys.stderr.fileno(), 1)
+    sys.stdout = sys.stderr
+    try:
+        yield out_fd
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stdout = saved
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        os.close(out_fd)
+
+
 def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT) -> None:
-    """Serve until end of input (used by `Server.run_stdio()` and `rondo run`)."""
+    """Serve until end of input (used by `Server.run_stdio()` and `rondo run`), or until the
+    client closes stdout (one log line, exit 0). At most `max_in_flight` requests run at once.
+
+    While it runs, `print()` and anything else written to stdout goes to stderr.
+    """
     if not logging.getLogger().handlers:
         logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     if not isinstance(max_in_flight, int) or max_in_flight < 1:
         raise ValueError("max_in_flight must be a positive integer")
-    try:
-        _run(server, max_message, max_in_flight)
-    except OutputClosed:
-        log_output_closed()
+    # Ctrl-C in a terminal ends the server quietly, on the synchronous side too.
+    with contextlib.suppress(KeyboardInterrupt), protocol_stdout() as out_fd:
+        try:
+            _serve(server, out_fd, max_message, max_in_flight)
+        except OutputClosed:
+            log_output_closed()
 
 
 def log_output_closed() -> None:
     logging.getLogger("rondo.stdio").warning("rondo: the client closed stdout; stopping")
 
 
-def _run(server: Server, max_message: int, max_in_flight: int) -> None:
-    send = _writer(sys.stdout.fileno())
+def _serve(server: Server, out_fd: int, max_message: int, max_in_flight: int) -> None:
+    send = _writer(out_fd)
     reader = LineReader(sys.stdin.fileno(), max_message)
-    while True:
+    line: bytes | object | None = b""
+    # Lifespan hooks open resources bound to the serving event loop: then all of it runs there.
+    while not server._lifespan.hooks:
         line = reader.next_line()
         if line is None:
             return
@@ -175,10 +205,16 @@ def _run(server: Server, max_message: int, max_in_flight: int) -> None:
 
     from .stdio_loop import serve
 
-    preread = line + b"\n" + reader.buffer
+    preread = (line + b"\n" if isinstance(line, bytes) and line else b"") + reader.buffer
+    out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
+
+    async def serve_in_lifespan() -> None:
+        async with server.started():
+            await serve(server, stdout=out, max_message=max_message, preread=preread,
+                        max_in_flight=max_in_flight)
+
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(server, max_message=max_message, preread=preread,
-                          max_in_flight=max_in_flight))
+        asyncio.run(serve_in_lifespan())
 
 
 def __getattr__(name: str) -> Any:

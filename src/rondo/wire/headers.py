@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -41,14 +40,11 @@ def encode_value(value: Any) -> str:
     return _PREFIX + base64.b64encode(value.encode()).decode() + _SUFFIX
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-
-
 def decode_value(raw: str) -> str:
     """Decode a received header value (already stripped of optional whitespace)."""
     if raw.isascii() and raw.isprintable() and not raw.startswith(_PREFIX):
         return raw  # the common case: plain printable ASCII
-    if _CONTROL.search(raw):
+    if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in raw):
         raise HeaderValueError("header value contains control characters")
     if len(raw) >= len(_PREFIX) + len(_SUFFIX) and raw.startswith(_PREFIX) and raw.endswith(_SUFFIX):
         payload = raw[len(_PREFIX) : -len(_SUFFIX)]

@@ -31,7 +31,7 @@ class DpopKey:
             import jwt  # noqa: F401
             from cryptography.hazmat.primitives.asymmetric import ec
         except ImportError:  # pragma: no cover - depends on the installed extras
-            raise RuntimeError("DPoP needs PyJWT: pip install 'rondo[auth]'") from None
+            raise RuntimeError("DPoP needs PyJWT: pip install 'rondo-mcp[auth]'") from None
         self._key = ec.generate_private_key(ec.SECP256R1())
         numbers = self._key.public_key().public_numbers()
         self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64(numbers.x.to_bytes(32, "big")),

@@ -106,7 +106,7 @@ def _import_private_key(pem: str | bytes) -> Any:
         import jwt  # noqa: F401  (PyJWT signs; cryptography parses the key)
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
     except ImportError:  # pragma: no cover - depends on the installed extras
-        raise RuntimeError("private-key JWT needs PyJWT: pip install 'rondo[auth]'") from None
+        raise RuntimeError("private-key JWT needs PyJWT: pip install 'rondo-mcp[auth]'") from None
     data = pem.encode() if isinstance(pem, str) else pem
     try:
         return load_pem_private_key(data, password=None)

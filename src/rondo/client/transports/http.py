@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 import msgspec
@@ -37,6 +38,7 @@ from rondo.wire.meta import NAME_FIELDS, PROTOCOL_VERSION
 from ...wire.errors import DECODE_ERRORS
 
 _ACCEPT = "application/json, text/event-stream"
+_MAX_REDIRECTS = 5
 
 
 class HttpTransport:
@@ -84,10 +86,16 @@ class HttpTransport:
         rid = message["id"]
         try:
             async with contextlib.AsyncExitStack() as stack:
-                response = await stack.enter_async_context(
-                    client.stream("POST", self.url, content=msgspec.json.encode(message),
-                                  headers=self._headers(message, headers))
-                )
+                body, sent = msgspec.json.encode(message), self._headers(message, headers)
+                for _ in range(_MAX_REDIRECTS + 1):
+                    response = await stack.enter_async_context(
+                        client.stream("POST", self.url, content=body, headers=sent)
+                    )
+                    if not self._redirected(response):
+                        break
+                    await response.aclose()
+                else:
+                    raise TransportError(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
                 if message.get("method") == "initialize" and "mcp-session-id" in response.headers:
                     self.session_id = response.headers["mcp-session-id"]
                 return await self._answer_or_orphan(self._read_answer(response, rid, stack), rid)
@@ -148,8 +156,11 @@ class HttpTransport:
     async def notify(self, message: Json) -> None:
         client = self._require_client()
         try:
-            response = await client.post(self.url, content=msgspec.json.encode(message),
-                                         headers=self._headers(message, None))
+            for _ in range(_MAX_REDIRECTS + 1):
+                response = await client.post(self.url, content=msgspec.json.encode(message),
+                                             headers=self._headers(message, None))
+                if not self._redirected(response):
+                    break
         except httpx.HTTPError as exc:
             raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
         if response.status_code >= 400:
@@ -169,6 +180,30 @@ class HttpTransport:
                 await client.delete(self.url, headers=self._session_headers(), timeout=2.0)
         if self._own_client:
             await client.aclose()
+
+    def _redirected(self, response: httpx.Response) -> bool:
+        """Follow a 307/308 within the server's origin (e.g. Starlette's `/mcp` -> `/mcp/`):
+        the endpoint is taken to live there from now on. Anything else that redirects is an
+        error naming where it pointed: off the origin, our headers (credentials included)
+        would go to another server; a 301/302/303 would turn the POST into a GET."""
+        if not response.is_redirect:
+            return False
+        location = response.headers.get("location", "")
+        target = urljoin(self.url, location)
+        here, there = urlsplit(self.url), urlsplit(target)
+        if response.status_code not in (307, 308):
+            raise TransportError(
+                f"{self.url} answered HTTP {response.status_code} redirecting to {target}, which "
+                "would turn the POST into a GET; point the client at the endpoint itself"
+            )
+        if (here.scheme, here.hostname, here.port) != (there.scheme, there.hostname, there.port):
+            raise TransportError(
+                f"{self.url} redirected to {target}, another origin; rondo.Client follows "
+                "redirects only within the server's origin (headers and credentials would go to "
+                "another server). If you trust it, use that URL directly."
+            )
+        self.url = target
+        return True
 
     # -- headers -------------------------------------------------------------------------------
 

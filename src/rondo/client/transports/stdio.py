@@ -52,6 +52,7 @@ class StdioTransport:
         cwd: str | None = None,
         stderr: Any = None,
         max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
+        new_session: bool = False,
     ) -> None:
         if not command:
             raise ValueError("stdio transport needs a command")
@@ -59,6 +60,8 @@ class StdioTransport:
         self.env = child_env(env)
         self.cwd = cwd
         self.stderr = stderr
+        # True starts the server in a session of its own: a terminal's Ctrl-C reaches only us.
+        self.new_session = new_session
         self.legacy_version: str | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -81,6 +84,7 @@ class StdioTransport:
                 env=self.env,
                 cwd=self.cwd,
                 limit=_LINE_LIMIT,
+                start_new_session=self.new_session,
             )
         except OSError as exc:
             raise TransportError(f"cannot start {self.command[0]!r}: {exc}") from exc

@@ -1,0 +1,26 @@
+"""What `Server.extension(...)` takes. A protocol for type checkers only: defining a Protocol
+class costs a stdio server's cold start, so `server.py` imports this under TYPE_CHECKING."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .methods import Method
+    from .server import Server
+
+
+class Extension(Protocol):
+    """A protocol extension: methods for the table and a capability to advertise.
+
+    `name` is its identifier (e.g. `io.modelcontextprotocol/tasks`); `methods()` the rows it
+    adds to the method table; `capability(server)` what to advertise under
+    `capabilities.extensions[name]`, or None to advertise nothing (yet).
+    """
+
+    name: str
+
+    def methods(self) -> Iterable[Method]: ...
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None: ...
