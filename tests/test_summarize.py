@@ -88,7 +88,7 @@ def test_all_passing_is_ok(tmp_path, capsys):
         ("alpha", "WARNING", 1),  # warnings fail, like the runner's baseline mode
         ("pending-one", "FAILURE", 1),  # pending scenarios must pass too
         ("pending-one", "WARNING", 1),
-        ("tasks-x", "FAILURE", 0),  # optional extension: reported only
+        ("tasks-x", "FAILURE", 1),  # the tasks extension is required here too
     ],
 )
 def test_failures_and_warnings(tmp_path, scenario, status, verdict):
@@ -96,9 +96,9 @@ def test_failures_and_warnings(tmp_path, scenario, status, verdict):
     assert judge(tmp_path, statuses) == verdict
 
 
-def test_missing_required_scenario_fails_but_missing_extension_does_not(tmp_path):
+def test_a_missing_scenario_fails_extension_or_not(tmp_path):
     assert judge(tmp_path / "a", {k: v for k, v in ALL_PASS.items() if k != "beta"}) == 1
-    assert judge(tmp_path / "b", {k: v for k, v in ALL_PASS.items() if k != "tasks-x"}) == 0
+    assert judge(tmp_path / "b", {k: v for k, v in ALL_PASS.items() if k != "tasks-x"}) == 1
 
 
 def test_baselined_failures_pass_and_stale_entries_fail(tmp_path, capsys):
