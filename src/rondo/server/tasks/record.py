@@ -72,7 +72,7 @@ def principal_digest(principal: str | None) -> str | None:
 
 
 def iso(t: float) -> str:
-    stamp = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+    stamp = datetime.datetime.fromtimestamp(t, datetime.UTC)
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

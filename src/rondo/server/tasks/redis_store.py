@@ -60,6 +60,7 @@ class RedisTaskStore:
         loop = asyncio.get_running_loop()
         client = self._clients.get(id(loop))
         if client is None:
+            assert self._url is not None
             client = self._clients[id(loop)] = self._factory(self._url)
         return client
 
