@@ -96,6 +96,7 @@ class Tasks:
         self.watch_interval = float(watch_interval)
         self._principal = principal
         self.worker_id = secrets.token_hex(8)
+        self.running: set[Launch] = set()  # tasks this process is running
         self.server: Server | None = None
 
     # -- the Extension protocol --------------------------------------------------------------

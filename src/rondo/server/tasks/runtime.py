@@ -119,6 +119,7 @@ class Launch:
     async def _settle(self, status: str, *, result: dict[str, Any] | None = None,
                       error: dict[str, Any] | None = None, message: str | None = None) -> None:
         assert self.record is not None
+        self.tasks.running.discard(self)
         if self.keeper is not None:
             self.keeper.stop()
         if self.cancelled.is_set() and status != CANCELLED:
@@ -161,6 +162,7 @@ class Launch:
         )
         await tasks.store.create(record)
         self.record = record
+        tasks.running.add(self)  # the loop holds tasks weakly: keep the runner alive
         ctx._dialect = TaskDialect(self, ctx._dialect)
         _route_progress(self, ctx)
         self.keeper = Keeper(self)
