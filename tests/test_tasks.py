@@ -138,7 +138,7 @@ def test_create_poll_complete_with_status_messages() -> None:
         done = await peer.until(created["taskId"])
         assert done["status"] == "completed"
         assert done["result"]["content"] == [{"type": "text", "text": "slept 0.2"}]
-        assert "_meta" not in done["result"] and "resultType" not in done["result"]
+        assert "_meta" not in done["result"] and done["result"]["resultType"] == "complete"
 
     run(go())
 

@@ -113,7 +113,9 @@ class Launch:
             error = internal_error("a running task cannot return input_required; use ctx.ask")
             await self._settle(FAILED, error=error.to_error(), message=error.message)
         else:
-            await self._settle(COMPLETED, result=result)
+            # The inlined result is the call's own result type: a 2026-07-28 CallToolResult,
+            # `resultType` included (the shape clients validate it against).
+            await self._settle(COMPLETED, result={**result, "resultType": "complete"})
         return None
 
     async def _settle(self, status: str, *, result: dict[str, Any] | None = None,
