@@ -196,3 +196,113 @@ def test_a_task_answer_to_a_method_that_cannot_be_one_is_refused() -> None:
                 await ext.follow(client, "tools/call", {}, {"resultType": "task"})
 
     run(go())
+
+
+# -- a 2025-11-25 server's experimental tasks -------------------------------------------------
+
+
+class LegacyTaskServer(rondo.Server):
+    """A 2025-11-25 peer with that revision's experimental tasks, built for this test from
+    rondo's method table: `params.task` on tools/call, `tasks/get`, `tasks/result`,
+    `tasks/cancel`, and a tool whose `execution.taskSupport` is "required"."""
+
+    def capabilities(self) -> dict[str, Any]:
+        caps = super().capabilities()
+        caps["tasks"] = {"requests": {"tools": {"call": {}}}, "cancel": {}}
+        return caps
+
+
+def legacy_task_server() -> tuple[LegacyTaskServer, dict[str, Any]]:
+    from rondo.server.methods import tools_call
+
+    server = LegacyTaskServer("legacy-tasks")
+    jobs: dict[str, Any] = {}
+
+    @server.tool
+    async def build(target: str) -> str:
+        await asyncio.sleep(0.3)
+        return f"built {target}"
+
+    server.tools["build"].wire["execution"] = {"taskSupport": "required"}
+
+    def view(job: dict[str, Any]) -> dict[str, Any]:
+        return {"taskId": job["id"], "status": job["status"], "statusMessage": job["status"],
+                "createdAt": "2026-01-01T00:00:00Z", "lastUpdatedAt": "2026-01-01T00:00:00Z",
+                "ttl": 60_000, "pollInterval": 50}
+
+    @server.method("tools/call", era="both")
+    async def call(core: Any, req: Any) -> dict[str, Any]:
+        if "task" not in req.params:
+            if req.params.get("name") == "build":
+                raise rondo.McpError(-32601, "build requires a task")
+            return await tools_call(core, req)
+        job: dict[str, Any] = {"id": f"job-{len(jobs) + 1}", "status": "working"}
+
+        async def work() -> None:
+            try:
+                job["result"] = await tools_call(core, req)
+                job["status"] = "completed"
+            except asyncio.CancelledError:
+                job["status"] = "cancelled"
+
+        job["runner"] = asyncio.ensure_future(work())
+        jobs[job["id"]] = job
+        return {"task": view(job)}
+
+    @server.method("tasks/get", era="legacy")
+    async def get(core: Any, req: Any) -> dict[str, Any]:
+        return view(jobs[req.params["taskId"]])
+
+    @server.method("tasks/result", era="legacy")
+    async def result(core: Any, req: Any) -> dict[str, Any]:
+        job = jobs[req.params["taskId"]]
+        await asyncio.wait({job["runner"]})
+        return job["result"]
+
+    @server.method("tasks/cancel", era="legacy")
+    async def cancel(core: Any, req: Any) -> dict[str, Any]:
+        jobs[req.params["taskId"]]["runner"].cancel()
+        return view(jobs[req.params["taskId"]])
+
+    return server, jobs
+
+
+def test_a_legacy_servers_required_task_tool_is_called_as_a_task() -> None:
+    server, jobs = legacy_task_server()
+    statuses: list[str] = []
+
+    async def go() -> None:
+        tasks = rondo.tasks.TasksClient(on_status=lambda t: statuses.append(t["status"]))
+        async with Client(server, protocol="2025-11-25", tasks=tasks) as client:
+            assert client.era == "legacy"
+            sent = spy(client)
+            result = await client.call_tool("build", {"target": "docs"})
+            assert result.text == "built docs"
+            # The tool list says it needs a task; then the call, polls and the result.
+            assert sent[:2] == ["tools/list", "tools/call"] and "tasks/get" in sent
+            assert sent[-1] == "tasks/result"
+        async with Client(server, protocol="2025-11-25") as plain:  # tasks not asked for
+            with pytest.raises(rondo.McpError) as refused:
+                await plain.call_tool("build", {"target": "docs"})
+            assert refused.value.code == -32601
+
+    run(go())
+    assert statuses[0] == "working" and jobs["job-1"]["status"] == "completed"
+
+
+def test_cancelling_a_legacy_task_call_sends_tasks_cancel() -> None:
+    server, jobs = legacy_task_server()
+
+    async def go() -> None:
+        async with Client(server, protocol="2025-11-25", tasks=True) as client:
+            sent = spy(client)
+            call = asyncio.ensure_future(client.call_tool("build", {"target": "site"}))
+            await asyncio.sleep(0.1)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert sent[-1] == "tasks/cancel"
+            await asyncio.sleep(0.05)
+        assert jobs["job-1"]["status"] == "cancelled"
+
+    run(go())
