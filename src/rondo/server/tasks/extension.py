@@ -64,7 +64,8 @@ class Tasks:
     - `lease`: seconds a worker's claim on a running task lasts without renewal (renewed every
       third of it); when it lapses, the task is failed on the next look by any replica.
     - `principal(ctx)`: who a request is; default the server's `StatePolicy.principal_of`
-      (anonymous without one). Every task is bound to its creator's principal.
+      (the verified token's principal when `rondo.auth` authenticated the request, else
+      anonymous). Every task is bound to its creator's principal.
     """
 
     name = EXTENSION
@@ -117,11 +118,14 @@ class Tasks:
     # -- who is asking ------------------------------------------------------------------------
 
     def principal_of(self, core: Core, req: Request) -> str | None:
+        from ...state.policy import anonymous
+
         ctx = core.modern.context(core, req)
         if self._principal is not None:
             return self._principal(ctx)
         policy = core.server.state_policy
-        return None if policy is None else policy.principal_of(ctx)
+        # The same caller request state is bound to: the verified token's (rondo.auth) by default.
+        return anonymous(ctx) if policy is None else policy.principal_of(ctx)
 
     async def _find(self, core: Core, req: Request) -> TaskRecord:
         """The caller's own task named by `params.taskId`; anything else is -32602, alike."""

@@ -86,7 +86,8 @@ class Launch:
             raise
         if self.started.done():
             return {"resultType": "task", **task_wire(self.started.result())}
-        return runner.result()
+        result: dict[str, Any] = runner.result()
+        return result
 
     async def _run(self, call: Any) -> Any:
         try:
