@@ -53,6 +53,7 @@ check python-mcp-client "$MCP_VENV/bin/python" interop/python_mcp_check.py
 # needs the test authorization server in tests/authserver (scripts/setup.sh installs it)
 check rondo-client-ts-protected "$RONDO_PY" interop/rondo_client_auth_check.py --node "$(command -v node)"
 check ext-tasks-client node interop/ts_tasks_client_check.mjs
+check rondo-client-ext-tasks-server "$RONDO_PY" interop/rondo_tasks_check.py --node "$(command -v node)"
 
 echo "interop: $passed passed, $failed failed"
 (( failed == 0 ))
