@@ -451,3 +451,33 @@ def test_a_legacy_session_runs_a_task_tool_synchronously() -> None:
         assert required is not None and "task" not in required.get("result", {})
 
     run(go())
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                    max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(task_id=JSON | st.text(max_size=40), responses=JSON)
+def test_any_tasks_params_get_an_answer_never_a_crash(task_id: Any, responses: Any) -> None:
+    server = make_server()
+
+    async def go() -> None:
+        peer = Peer(server)
+        real = (await peer.tool("two_questions"))["taskId"]
+        await peer.until(real, "input_required")
+        for target in (task_id, real):
+            for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+                response = await peer.call(method, {"taskId": target, "inputResponses": responses})
+                if "error" in response:
+                    assert response["error"]["code"] == INVALID_PARAMS, response
+                else:
+                    assert response["result"]["resultType"] == "complete"
+
+    run(go())
