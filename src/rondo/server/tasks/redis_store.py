@@ -39,7 +39,7 @@ class RedisTaskStore:
             import redis.asyncio as aioredis
             from redis.exceptions import WatchError
         except ImportError:
-            raise ImportError("RedisTaskStore needs the redis package: pip install 'rondo[redis]'") from None
+            raise ImportError("RedisTaskStore needs the redis package: pip install 'rondo-mcp[redis]'") from None
         if (url is None) == (client is None):
             raise ValueError("give RedisTaskStore a url or a client, not both")
         if not poll > 0 or grace < 0:
