@@ -14,8 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import rondo  # noqa: E402
 from rondo import elicit  # noqa: E402
-from rondo.client import CallToolResult, Client  # noqa: E402
-from rondo.kinds.elicit import ElicitRequest, ElicitResult  # noqa: E402
+from rondo.client import CallToolResult, Client, ElicitRequest, ElicitResult  # noqa: E402
 from rondo.tasks import TaskFailed, TaskHandle, Tasks, TaskWasCancelled  # noqa: E402
 
 TASKS = "io.modelcontextprotocol/tasks"

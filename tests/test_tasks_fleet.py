@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redis_server  # noqa: E402
 import rondo  # noqa: E402
-from rondo.client import Client  # noqa: E402
-from rondo.kinds.elicit import ElicitRequest, ElicitResult  # noqa: E402
+from rondo.client import Client, ElicitRequest, ElicitResult  # noqa: E402
 from rondo.tasks import RedisTaskStore, TaskHandle  # noqa: E402
 
 pytestmark = pytest.mark.slow
