@@ -475,6 +475,19 @@ class Server:
             self._core = Core(self)
         return self._core
 
+    def serves(self, capability: str) -> bool:
+        """Is this top-level server capability advertised? What gates a method, answered
+        without building the whole capabilities object on every request."""
+        if capability == "tools":
+            return bool(self.tools)
+        if capability == "prompts":
+            return bool(self.prompts)
+        if capability == "resources":
+            return bool(self.resources or self.templates)
+        if capability == "completions":
+            return self.completion_handler is not None
+        return capability in self.capabilities()
+
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"logging": {}}
         if self.tools:
