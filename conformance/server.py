@@ -383,6 +383,76 @@ def test_trigger_prompt_change() -> str:
     return "Prompt list change notified"
 
 
+# -- the tasks extension (io.modelcontextprotocol/tasks) --------------------------------------
+
+
+@server.tool
+def greet(name: str) -> str:
+    """Says hello; never a task."""
+    return f"Hello, {name}!"
+
+
+@server.tool(task="optional")
+async def slow_compute(seconds: float, label: str, ctx: rondo.Context) -> str:
+    """Sleeps `seconds` as a task (0 answers at once, no task)."""
+    if seconds <= 0:
+        return f"{label}: done at once"
+    await ctx.start_task(f"computing {label}")
+    await asyncio.sleep(seconds)
+    return f"{label}: done after {seconds:g} s"
+
+
+@server.tool(task="required")
+async def failing_job(ctx: rondo.Context) -> str:
+    """A task whose tool reports an error after about a second."""
+    await ctx.start_task()
+    await asyncio.sleep(1)
+    raise ToolError("the job failed")
+
+
+@server.tool(task="required")
+async def protocol_error_job(ctx: rondo.Context) -> str:
+    """A task that ends in a protocol error."""
+    await ctx.start_task()
+    raise rondo.McpError(-32603, "the job hit an internal error")
+
+
+@server.tool(task="optional")
+async def confirm_delete(filename: str, ctx: rondo.Context) -> str:
+    """A task that asks for confirmation while it runs."""
+    await ctx.start_task(f"about to delete {filename}")
+    answer = await ctx.ask("confirm", elicit.form(
+        f"Delete {filename}?",
+        {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]},
+    ))
+    if answer.accepted and answer.content["confirm"]:
+        return f"Deleted {filename}."
+    return f"Kept {filename}."
+
+
+@server.tool(task="optional")
+async def multi_input(ctx: rondo.Context) -> str:
+    """A task that asks two questions at once."""
+    await ctx.start_task()
+    answers = await ctx.ask_all({
+        "name": name_form("Your name?", "name"),
+        "confirm": elicit.form("Go ahead?", {"type": "object", "properties": {
+            "confirm": {"type": "boolean"}}, "required": ["confirm"]}),
+    })
+    name = answers["name"].content.get("name") if answers["name"].accepted else "nobody"
+    return f"{name} answered both questions."
+
+
+@server.tool(task="required")
+async def test_tool_with_task(ctx: rondo.Context) -> str:
+    """Asks for a name (MRTR, before the task), then greets as a task."""
+    answer = await ctx.ask("user_name", name_form("What is your name?", "name"))
+    name = answer.content["name"] if answer.accepted else "stranger"
+    await ctx.start_task(f"greeting {name}")
+    await asyncio.sleep(0.2)
+    return f"Hello, {name}, from a task!"
+
+
 # -- resources -----------------------------------------------------------------------------
 
 

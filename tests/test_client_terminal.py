@@ -113,3 +113,22 @@ def test_rondo_call_over_stdio_with_an_answers_file(tmp_path: Path) -> None:
     listing = subprocess.run([sys.executable, "-m", "rondo.client.terminal", target],
                              capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert listing.stdout.split("\n")[:2] == ["tools:", "  favorite_color(user: string)  Ask the user for their favorite color."]
+
+
+@pytest.mark.slow
+def test_rondo_call_follows_a_task_showing_its_status_and_asking_in_it() -> None:
+    target = f"{sys.executable} {ROOT / 'examples' / 'deploy.py'} --stdio"
+    done = subprocess.run(
+        [sys.executable, "-m", "rondo.client.terminal", target, "deploy", '{"service": "api"}'],
+        input="staging\nn\n", capture_output=True, text=True, timeout=60, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "api is warm on staging; traffic not switched."
+    # (piped input is not echoed, so a status line may follow a prompt on the same line)
+    shown = [line[line.index("[task "):] for line in done.stderr.splitlines() if "[task " in line]
+    assert shown[0].endswith("working: deploying api to staging")
+    assert any(line.endswith("working: pushing api") for line in shown)
+    assert any(" input_required" in line for line in shown)
+    assert shown[-1].split("] ")[1].startswith("completed")
+    # Both questions were asked at this prompt: the one before the task and the one inside it.
+    assert "Deploy to which environment?" in done.stderr and "Switch traffic over?" in done.stderr

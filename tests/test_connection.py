@@ -60,3 +60,56 @@ def test_a_duplicate_id_in_flight_is_refused_and_the_first_still_answers() -> No
     assert done["result"]["content"][0]["text"] == "done"
     assert strays == [] and second["error"]["code"] == INVALID_REQUEST
     assert "Duplicate request id 7" in second["error"]["message"]
+
+
+def test_a_closed_memory_link_refuses_and_a_cancelled_send_answers_nothing() -> None:
+    async def go() -> Any:
+        conn = connect(_server())
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "slow", "_meta": meta()}}
+        pending = asyncio.ensure_future(conn.send(call))
+        await asyncio.sleep(0.05)
+        conn._connection.inflight.cancel_from({"requestId": 1})  # as notifications/cancelled does
+        assert await pending is None  # a cancelled request answers nothing
+        await conn.close()
+        with pytest.raises(ConnectionError):
+            await conn.send(call)
+
+    asyncio.run(go())
+
+
+def test_the_server_package_names_load_on_first_use() -> None:
+    import rondo.server as package
+    from rondo.server.methods import Method
+    from rondo.server.request import Request
+
+    assert package.Method is Method and package.Request is Request
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        package.nothing  # noqa: B018
+
+
+def test_admission_validates_a_question_once_and_still_refuses_a_bad_one() -> None:
+    from rondo import elicit
+    from rondo.mrtr import admission
+
+    good = elicit.form("Name?", {"type": "object", "properties": {"n": {"type": "string"}}})
+    admission._VALID.clear()
+    admission.check_requests({"a": good})
+    assert len(admission._VALID) == 1
+    admission.check_requests({"a": good})  # the memo answers: still one entry
+    assert len(admission._VALID) == 1
+    bad = {"method": "elicitation/create", "params": {"mode": "form", "message": 3}}
+    for request in (bad, {"method": "elicitation/create", "params": {"x": object()}}):
+        with pytest.raises(rondo.McpError) as refused:
+            admission.check_requests({"b": request})
+        assert refused.value.code == -32603
+    with pytest.raises(rondo.McpError):
+        admission.check_requests({"": good})
+    saved = admission._VALID_LIMIT
+    admission._VALID_LIMIT = 1
+    try:
+        other = elicit.form("Age?", {"type": "object", "properties": {"a": {"type": "integer"}}})
+        admission.check_requests({"c": other})  # full: the memo starts over
+        assert len(admission._VALID) == 1
+    finally:
+        admission._VALID_LIMIT = saved

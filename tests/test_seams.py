@@ -179,3 +179,17 @@ def test_extension_names_and_duplicates_are_checked_at_start_up() -> None:
 
 def test_request_helper_builds_modern_messages() -> None:
     assert request("x")["params"]["_meta"]
+
+
+def test_serves_agrees_with_the_advertised_capabilities() -> None:
+    server = rondo.Server("gates")
+    names = ("tools", "prompts", "resources", "completions", "logging", "extensions")
+    assert [server.serves(n) for n in names] == [n in server.capabilities() for n in names]
+    server.tool(lambda: "x", name="t")
+    server.prompt(lambda: "p", name="p")
+    server.resource("file:///x")(lambda: "r")
+    server.completion(lambda *a: [])
+    assert all(server.serves(n) for n in names[:5])
+    assert [server.serves(n) for n in names] == [n in server.capabilities() for n in names]
+    server.remove_tool("t")
+    assert not server.serves("tools") and "tools" not in server.capabilities()

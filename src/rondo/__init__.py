@@ -20,7 +20,7 @@ _EXPORTS = {
     "ToolResult": "rondo.server.content",
     "Client": "rondo.client",
 }
-_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth"}
+_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth", "tasks"}
 
 if TYPE_CHECKING:
     from . import auth as auth
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from . import roots as roots
     from . import sampling as sampling
     from . import state as state
+    from . import tasks as tasks
     from . import testing as testing
     from .client import Client as Client
     from .mrtr.result import InputRequired as InputRequired

@@ -16,7 +16,7 @@ import inspect
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
 from rondo.client.cache import ResultCache
 from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
@@ -65,6 +65,9 @@ from rondo.wire.meta import (
     SUBSCRIPTION_ID,
 )
 
+if TYPE_CHECKING:
+    from rondo.client.tasks import TaskHandle
+
 log = logging.getLogger("rondo.client")
 _T = TypeVar("_T")
 MRTR_METHODS = INPUT_METHODS
@@ -106,7 +109,8 @@ class Client:
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
     `deadline` bound each input_required exchange, `max_input_requests` the questions in one
     round; `timeout` bounds each request. `auth` (HTTP only) signs in to protected servers:
-    `rondo.client.OAuth(...)` or `rondo.client.ClientCredentials(...)`.
+    `rondo.client.OAuth(...)` or `rondo.client.ClientCredentials(...)`. `tasks=True` (or a
+    `rondo.tasks.TasksClient(...)`) takes tool calls answered with a task to their end.
     """
 
     def __init__(
@@ -135,7 +139,13 @@ class Client:
         extensions: Sequence[ClientExtension] = (),
         auth: Any = None,
         log_level: str | None = None,
+        tasks: bool | ClientExtension = False,
     ) -> None:
+        if tasks:
+            from .tasks import TasksClient
+
+            extensions = [*extensions, tasks if not isinstance(tasks, bool) else TasksClient()]
+        self.tasks = tasks is not False  # the tasks extension (docs/tasks.md) was asked for
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r} (one of {', '.join(LOG_LEVELS)})")
         # Server log messages at this level and above (`notifications/message`, handed to
@@ -470,6 +480,11 @@ class Client:
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
+        if self.tasks and self.era == "legacy" and not manual:
+            from .tasks import legacy_call, legacy_wants_task
+
+            if await legacy_wants_task(self, name):  # 2025-11-25 experimental tasks
+                return await legacy_call(self, params, self._task_status())
         headers = await self._param_headers(name, params.get("arguments"))
         try:
             called: CallToolResult | PendingCall = await self._mrtr(
@@ -484,6 +499,38 @@ class Client:
         again: CallToolResult | PendingCall = await self._mrtr(
             "tools/call", params, manual, on_progress, headers)
         return again
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A handle on a task by id (one this client started, or another process): poll,
+        update, cancel or wait for it."""
+        from .tasks import TaskHandle
+
+        return TaskHandle(self, task_id)
+
+    async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> TaskHandle | CallToolResult:
+        """Call a tool without following a task: its MRTR rounds are answered by the handlers,
+        then a `TaskHandle` comes back if the server made a task (else the ordinary result)."""
+        from .tasks import TaskHandle
+
+        params: Json = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        headers = await self._param_headers(name, params.get("arguments"))
+        send = self._sender("tools/call", None, headers)
+        final = await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
+                            deadline=self.deadline)
+        if result_type(final) == "task":
+            if not isinstance(final.get("taskId"), str):
+                raise ProtocolError("server answered with a task that has no taskId")
+            return TaskHandle(self, final["taskId"], {k: v for k, v in final.items() if k != "resultType"})
+        return convert(final, CallToolResult, "tools/call result")
+
+    def _task_status(self) -> Any:
+        for handle in self.result_types.values():
+            owner = getattr(handle, "__self__", None)
+            if getattr(owner, "name", None) == "io.modelcontextprotocol/tasks":
+                return getattr(owner, "on_status", None)
+        return None
 
     @overload
     async def read_resource(

@@ -23,7 +23,9 @@ Form elicitations are asked field by field (typed, validated, defaults offered; 
 or `:cancel` at any prompt); URL elicitations show the full link and ask for consent. With
 `--answers FILE` the answers come from a JSON file instead: a list used in order, each item an
 ElicitResult (`{"action": "accept", "content": {...}}`) or just the content of an accepted
-form. Prompts go to stderr and results to stdout; the exit code is 1 for a tool error.
+form. A tool answered with a task (the tasks extension) is followed to its end: its status
+and status messages are shown as they change, and what it asks while it runs is asked here
+too. Prompts go to stderr and results to stdout; the exit code is 1 for a tool error.
 """
 
 from __future__ import annotations
@@ -391,6 +393,18 @@ def main(argv: list[str]) -> int:
         signal.signal(signal.SIGINT, previous)
 
 
+def task_status(out: TextIO) -> Callable[[Json], None]:
+    """What `rondo call` shows of a task it follows: one line per status or message change."""
+
+    def show(task: Json) -> None:
+        message = task.get("statusMessage")
+        out.write(f"[task {str(task.get('taskId'))[:8]}] {task.get('status')}"
+                  + (f": {message}" if message else "") + "\n")
+        out.flush()
+
+    return show
+
+
 def _target(target: str) -> Any:
     if target.startswith(("http://", "https://")):
         return target
@@ -405,15 +419,17 @@ def _target(target: str) -> Any:
 async def _run(args: argparse.Namespace, arguments: Json, headers: Json,
                handler: Callable[[ElicitRequest], Json], interrupts: Interrupts | None = None) -> int:
     from rondo.client.session import Client
+    from rondo.client.tasks import TasksClient
 
     if interrupts is not None:
         interrupts.task, interrupts.loop = asyncio.current_task(), asyncio.get_running_loop()
     show = Progress(sys.stderr)
+    tasks = TasksClient(on_status=task_status(sys.stderr))
     level = None if args.log_level == "off" else args.log_level
     async with Client(_target(args.target), protocol=args.protocol, name="rondo-call",
                       on_elicit=handler, elicit_modes=("form", "url"), headers=headers or None,
                       timeout=args.timeout, auth=_auth(args), log_level=level,
-                      on_notification=show.notification) as client:
+                      on_notification=show.notification, tasks=tasks) as client:
         if args.read is not None:
             read = await client.read_resource(args.read, on_progress=show.progress)
             show.done()

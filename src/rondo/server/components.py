@@ -35,11 +35,20 @@ def _put(d: dict[str, Any], key: str, value: Any) -> None:
         d[key] = value
 
 
-class Tool:
-    __slots__ = ("name", "fn", "signature", "wire", "header_params")
+TASK_MODES = ("optional", "required")
 
-    def __init__(self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any]) -> None:
+
+class Tool:
+    """`task` is None (never a task), "optional" or "required" (the tasks extension)."""
+
+    __slots__ = ("name", "fn", "signature", "wire", "header_params", "task")
+
+    def __init__(
+        self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
+        task: str | None = None,
+    ) -> None:
         self.name = name
+        self.task = task
         self.fn = fn
         self.signature = signature
         self.wire = wire

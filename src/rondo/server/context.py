@@ -196,5 +196,30 @@ class Context:
         """What the server's `@server.lifespan` hooks yielded (a DB pool, a client...)."""
         return self.server._lifespan.state
 
+    # -- the tasks extension -------------------------------------------------------------------
+
+    def start_task(self, message: str | None = None) -> Any:
+        """In a tool registered with `task=...`: answer the call with a task now and run the
+        rest of the handler as that task (await it in an `async def`). Questions asked before
+        it are MRTR rounds of the call; `ctx.ask` after it parks the task at input_required.
+        Where no task can be made (the client did not declare the extension, a 2025-11-25
+        session) it does nothing and the handler simply goes on. `message` is the first
+        `statusMessage`."""
+        from .tasks.runtime import start_task
+
+        return start_task(self, message)
+
+    @property
+    def task_id(self) -> str | None:
+        """The id of the task this handler runs as, or None before `start_task()` / outside one."""
+        return getattr(self._dialect, "task_id", None)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once `tasks/cancel` reached this handler's task (a thread polls this; a
+        coroutine is cancelled instead)."""
+        launch = getattr(self._dialect, "launch", None)
+        return launch is not None and launch.cancelled.is_set()
+
     def __repr__(self) -> str:
         return f"<Context {self.request_method} id={self.request_id!r} era={self.era}>"

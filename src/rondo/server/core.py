@@ -89,7 +89,7 @@ class Core:
         if method is None or req.dialect.era not in method.eras:
             raise method_not_found(req.method)
         gate = method.gate
-        if gate is not None and gate not in self.server.capabilities():
+        if gate is not None and not self.server.serves(gate):
             raise method_not_found(req.method)
         try:
             result = await method.handler(self, req)

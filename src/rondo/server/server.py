@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .components import (
+    TASK_MODES,
     Prompt,
     Resource,
     Tool,
@@ -155,6 +156,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         thread: bool = False,
         scopes: list[str] | None = None,
+        task: str | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -172,12 +174,17 @@ class Server:
         meta: dict[str, Any] | None = None,
         thread: bool = False,
         scopes: list[str] | None = None,
+        task: str | None = None,
     ) -> Any:
         """Register a function as a tool; its parameters' type hints become the input schema.
 
         Plain `def` handlers run on the event loop, so they must not block; pass `thread=True`
         for one that does (file or network I/O, heavy computation) to run it in a worker thread.
+        `task="optional"` or `"required"` lets it answer with a task (docs/tasks.md): what the
+        handler does after `ctx.start_task()` runs as the task.
         """
+        if task is not None and task not in TASK_MODES:
+            raise ValueError(f"task must be None, 'optional' or 'required', got {task!r}")
 
         def register(f: F) -> F:
             from .schema import tool_signature
@@ -188,7 +195,8 @@ class Server:
             if input_schema is not None and input_schema.get("type") != "object":
                 raise ValueError(f"tool {tool_name!r}: input_schema must have type 'object'")
             sig = tool_signature(f, input_schema=input_schema, output_schema=output_schema)
-            _thread(sig, thread, tool_name)
+            # A task tool's plain def goes on running after the call is answered: in a thread.
+            _thread(sig, thread or (task is not None and not sig.is_async), tool_name)
             described = describe(f, description)
             if self.warn_undocumented and (
                 not described or (input_schema is None and _unannotated(f, sig.context_param))
@@ -208,7 +216,9 @@ class Server:
                 meta=meta,
             )
             self._scopes("tool", tool_name, scopes)
-            self.tools[tool_name] = Tool(tool_name, f, sig, wire)
+            self.tools[tool_name] = Tool(tool_name, f, sig, wire, task)
+            if task is not None:
+                self._want_tasks()
             self._changed("tools")
             return f
 
@@ -413,6 +423,21 @@ class Server:
             self._add_method(method)
         return extension
 
+    def _want_tasks(self) -> None:
+        """A task-opted tool needs the tasks extension: the default one (in-memory store) unless
+        one was installed; installed when serving starts, so `server.extension(Tasks(...))`
+        may come after the tools."""
+        if self._core is not None:
+            self._install_tasks()
+
+    def _install_tasks(self) -> None:
+        from .tasks.record import EXTENSION
+
+        if EXTENSION not in self.extensions and any(t.task for t in self.tools.values()):
+            from .tasks import Tasks
+
+            self.extension(Tasks())
+
     def _add_method(self, method: Method) -> None:
         if any(m.name == method.name for m in self.extra_methods):
             raise ValueError(f"method {method.name!r} is added twice")
@@ -467,8 +492,22 @@ class Server:
         if self._core is None:
             from .core import Core
 
+            self._install_tasks()
             self._core = Core(self)
         return self._core
+
+    def serves(self, capability: str) -> bool:
+        """Is this top-level server capability advertised? What gates a method, answered
+        without building the whole capabilities object on every request."""
+        if capability == "tools":
+            return bool(self.tools)
+        if capability == "prompts":
+            return bool(self.prompts)
+        if capability == "resources":
+            return bool(self.resources or self.templates)
+        if capability == "completions":
+            return self.completion_handler is not None
+        return capability in self.capabilities()
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"logging": {}}

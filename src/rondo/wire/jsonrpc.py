@@ -25,14 +25,6 @@ def readable_id(msg: Any) -> Any:
     return rid if valid_id(rid) else None
 
 
-def is_request(msg: Mapping[str, Any]) -> bool:
-    return "method" in msg and "id" in msg
-
-
-def is_notification(msg: Mapping[str, Any]) -> bool:
-    return "method" in msg and "id" not in msg
-
-
 def is_response(msg: Mapping[str, Any]) -> bool:
     """A response to one of our requests: an id, a result or an error, and no method."""
     return "id" in msg and "method" not in msg and ("result" in msg or "error" in msg)
@@ -47,13 +39,6 @@ def error_response(rid: Any, exc: McpError) -> Json:
     if rid is None:
         return {"jsonrpc": "2.0", "error": exc.to_error()}
     return {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
-
-
-def notification(method: str, params: Mapping[str, Any] | None = None) -> Json:
-    msg: Json = {"jsonrpc": "2.0", "method": method}
-    if params is not None:
-        msg["params"] = dict(params)
-    return msg
 
 
 def request_shape(msg: Any) -> tuple[Any, str, Json, bool]:

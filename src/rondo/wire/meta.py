@@ -23,6 +23,7 @@ LOG_LEVELS: tuple[str, ...] = (
 LOG_LEVEL_RANK = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 
 # The three methods that may answer `input_required` (MRTR), and the body field each one's
-# `Mcp-Name` header mirrors on Streamable HTTP.
+# `Mcp-Name` header mirrors on Streamable HTTP (the tasks extension adds its three methods).
 INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}

@@ -1,0 +1,311 @@
+"""`Tasks`: the `io.modelcontextprotocol/tasks` extension as method-table rows.
+
+It adds `tasks/get`, `tasks/update` and `tasks/cancel`, and wraps two built-in rows:
+`tools/call` (a task-opted tool may answer `resultType: "task"`, or -32021 to a client that
+cannot take one) and `subscriptions/listen` (a `taskIds` filter streams `notifications/tasks`).
+Install it with `server.extension(Tasks(store=...))`; a server with a task-opted tool and no
+`Tasks` gets one with an in-memory store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...wire.era import MODERN
+from ...wire.errors import McpError, invalid_params, missing_capability
+from ...wire.meta import SUBSCRIPTION_ID
+from ..methods import Method, listen, tools_call
+from ..request import Request
+from .record import (
+    CANCELLED,
+    EXTENSION,
+    FAILED,
+    INPUT_REQUIRED,
+    WORKING,
+    TaskRecord,
+    detailed_wire,
+    principal_digest,
+)
+from .runtime import Launch
+from .store import MemoryTaskStore, TaskStore
+
+if TYPE_CHECKING:
+    from ..core import Core
+    from ..server import Server
+
+log = logging.getLogger("rondo.tasks")
+
+PrincipalFn = Callable[[Any], "str | None"]
+_MODERN = frozenset({MODERN})
+NOT_FOUND = "Failed to retrieve task: Task not found"
+LOST = "The worker running this task stopped (its lease expired)"
+
+
+def declares_tasks(capabilities: Mapping[str, Any] | None) -> bool:
+    extensions = (capabilities or {}).get("extensions")
+    return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
+
+
+def _needs_tasks() -> McpError:
+    return missing_capability({"extensions": {EXTENSION: {}}})
+
+
+class Tasks:
+    """The tasks extension for one server.
+
+    - `store`: a `TaskStore` (default `MemoryTaskStore()`; `RedisTaskStore` for a fleet).
+    - `ttl_ms`: how long a task is kept from its creation (None: until the store drops it);
+      `poll_interval_ms`: the polling pace suggested to clients.
+    - `lease`: seconds a worker's claim on a running task lasts without renewal (renewed every
+      third of it); when it lapses, the task is failed on the next look by any replica.
+    - `principal(ctx)`: who a request is; default the server's `StatePolicy.principal_of`
+      (the verified token's principal when `rondo.auth` authenticated the request, else
+      anonymous). Every task is bound to its creator's principal.
+    """
+
+    name = EXTENSION
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        ttl_ms: int | None = 3_600_000,
+        poll_interval_ms: int = 500,
+        lease: float = 30.0,
+        watch_interval: float = 0.25,
+        principal: PrincipalFn | None = None,
+    ) -> None:
+        if ttl_ms is not None and (not isinstance(ttl_ms, int) or isinstance(ttl_ms, bool) or ttl_ms <= 0):
+            raise ValueError("ttl_ms must be a positive integer or None")
+        if not isinstance(poll_interval_ms, int) or isinstance(poll_interval_ms, bool) or poll_interval_ms <= 0:
+            raise ValueError("poll_interval_ms must be a positive integer")
+        if not lease > 0 or not watch_interval > 0:
+            raise ValueError("lease and watch_interval must be positive")
+        store = MemoryTaskStore() if store is None else store
+        for op in ("create", "get", "modify", "wait"):
+            if not callable(getattr(store, op, None)):
+                raise TypeError(f"store must be a TaskStore (it has no {op}())")
+        self.store: TaskStore = store
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self.lease = float(lease)
+        self.watch_interval = float(watch_interval)
+        self._principal = principal
+        self.worker_id = secrets.token_hex(8)
+        self.running: set[Launch] = set()  # tasks this process is running
+        self.server: Server | None = None
+
+    # -- the Extension protocol --------------------------------------------------------------
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None:
+        # Advertised only when some tool can answer with a task.
+        return {} if any(tool.task for tool in server.tools.values()) else None
+
+    def methods(self) -> Iterable[Method]:
+        return [
+            Method("tools/call", self._tools_call, gate="tools", suspends=_tool_suspends),
+            Method("subscriptions/listen", self._listen, _MODERN, suspends=_always),
+            Method("tasks/get", self._get, _MODERN, suspends=_always),
+            Method("tasks/update", self._update, _MODERN, suspends=_always),
+            Method("tasks/cancel", self._cancel, _MODERN, suspends=_always),
+        ]
+
+    # -- who is asking ------------------------------------------------------------------------
+
+    def principal_of(self, core: Core, req: Request) -> str | None:
+        from ...state.policy import anonymous
+
+        ctx = core.modern.context(core, req)
+        if self._principal is not None:
+            return self._principal(ctx)
+        policy = core.server.state_policy
+        # The same caller request state is bound to: the verified token's (rondo.auth) by default.
+        return anonymous(ctx) if policy is None else policy.principal_of(ctx)
+
+    async def _find(self, core: Core, req: Request) -> TaskRecord:
+        """The caller's own task named by `params.taskId`; anything else is -32602, alike."""
+        if not declares_tasks(req.env.capabilities):
+            raise _needs_tasks()
+        task_id = req.params.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise invalid_params("taskId must be a non-empty string")
+        record = await self.store.get(task_id)
+        if record is None or record.principal != principal_digest(self.principal_of(core, req)):
+            raise invalid_params(NOT_FOUND)  # another principal's task looks exactly unknown
+        return record
+
+    # -- methods -------------------------------------------------------------------------------
+
+    async def _tools_call(self, core: Core, req: Request) -> dict[str, Any]:
+        tool = core.server.tools.get(req.params.get("name"))  # type: ignore[arg-type]
+        mode = None if tool is None else tool.task
+        if mode is None or req.dialect.era != MODERN:
+            return await tools_call(core, req)  # legacy sessions run task tools synchronously
+        if not declares_tasks(req.env.capabilities):
+            if mode == "required":
+                raise _needs_tasks()
+            return await tools_call(core, req)
+        launch = Launch(self, core, req, self.principal_of(core, req))
+        return await launch.answer(lambda: tools_call(core, req))
+
+    async def _get(self, core: Core, req: Request) -> dict[str, Any]:
+        record = await self._find(core, req)
+        if not record.terminal and record.lease is not None and record.lease < time.time():
+            record = await self._lost(record.id) or record
+        return detailed_wire(record)
+
+    async def _update(self, core: Core, req: Request) -> dict[str, Any]:
+        record = await self._find(core, req)
+        responses = req.params.get("inputResponses")
+        if not isinstance(responses, Mapping):
+            raise invalid_params("inputResponses must be an object")
+        _check_answers(record, responses)
+
+        def deliver(rec: TaskRecord) -> bool:
+            # Only keys still outstanding count: unknown, answered or superseded ones are ignored.
+            taken = [key for key in responses if key in rec.requests and key not in rec.answers]
+            if not taken or rec.terminal:
+                return False
+            for key in taken:
+                rec.answers[key] = responses[key]
+                del rec.requests[key]
+            if not rec.requests:
+                rec.status = WORKING
+            rec.updated = time.time()
+            return True
+
+        await self.store.modify(record.id, deliver)
+        return {}
+
+    async def _cancel(self, core: Core, req: Request) -> dict[str, Any]:
+        record = await self._find(core, req)
+
+        def mark(rec: TaskRecord) -> bool:
+            if rec.terminal or rec.cancel:
+                return False  # a finished task acks idempotently
+            rec.cancel = True
+            rec.updated = time.time()
+            return True
+
+        await self.store.modify(record.id, mark)
+        return {}
+
+    async def _listen(self, core: Core, req: Request) -> dict[str, Any]:
+        wanted = req.params.get("notifications")
+        ids = wanted.get("taskIds") if isinstance(wanted, Mapping) else None
+        if ids is None:
+            return await listen(core, req)
+        if not declares_tasks(req.env.capabilities):
+            raise _needs_tasks()
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) or len(ids) > 100:
+            raise invalid_params("taskIds must be an array of at most 100 task ids")
+        mine = principal_digest(self.principal_of(core, req))
+        owned: list[str] = []
+        for task_id in dict.fromkeys(ids):
+            record = await self.store.get(task_id)
+            if record is not None and record.principal == mine:
+                owned.append(task_id)
+
+        def emit(note: dict[str, Any]) -> None:
+            if note.get("method") == "notifications/subscriptions/acknowledged":
+                note["params"]["notifications"]["taskIds"] = list(owned)
+            req.emit(note)
+
+        inner = Request(req.id, req.method, req.params, req.env, req.dialect, emit=emit,
+                        auth=req.auth, call=req.call)
+        watcher = asyncio.ensure_future(self._watch(owned, req.id, req.emit))
+        try:
+            return await listen(core, inner)
+        finally:
+            watcher.cancel()
+
+    async def _watch(self, task_ids: list[str], sub_id: Any, emit: Callable[[dict[str, Any]], None]) -> None:
+        """Push a full `DetailedTask` whenever a watched task changes, until each is terminal.
+        Reads the store, so changes made on any replica reach this stream."""
+        seen: dict[str, tuple[str, float, str | None]] = {}
+        live = list(task_ids)
+        while live:
+            for task_id in list(live):
+                record = await self.store.get(task_id)
+                if record is None:
+                    live.remove(task_id)
+                    continue
+                mark = (record.status, record.updated, record.message)
+                if seen.get(task_id) != mark:  # the state at subscription, then every change
+                    params = {"_meta": {SUBSCRIPTION_ID: sub_id}, **detailed_wire(record)}
+                    emit({"jsonrpc": "2.0", "method": "notifications/tasks", "params": params})
+                    seen[task_id] = mark
+                if record.terminal:
+                    live.remove(task_id)
+            if live:
+                await self.store.wait(live, self.watch_interval)
+
+    # -- writes the runtime makes ----------------------------------------------------------
+
+    async def renew(self, task_id: str) -> None:
+        def extend(rec: TaskRecord) -> bool:
+            if rec.terminal:
+                return False
+            rec.lease = time.time() + self.lease
+            return True
+
+        await self.store.modify(task_id, extend)
+
+    async def set_message(self, task_id: str, message: str) -> None:
+        def put(rec: TaskRecord) -> bool:
+            if rec.terminal or rec.message == message:
+                return False
+            rec.message = message
+            rec.updated = time.time()
+            return True
+
+        await self.store.modify(task_id, put)
+
+    async def _lost(self, task_id: str) -> TaskRecord | None:
+        def fail(rec: TaskRecord) -> bool:
+            if rec.terminal or rec.lease is None or rec.lease >= time.time():
+                return False
+            rec.status = FAILED
+            rec.error = {"code": -32603, "message": LOST}
+            rec.message = LOST
+            rec.requests = {}
+            rec.updated = time.time()
+            return True
+
+        return await self.store.modify(task_id, fail)
+
+
+def _check_answers(record: TaskRecord, responses: Mapping[str, Any]) -> None:
+    """An answer to an outstanding question must fit it (-32602 names the key); answers to
+    anything else are ignored, not judged."""
+    from ...kinds import kind_for
+
+    for key, raw in responses.items():
+        request = record.requests.get(key)
+        if request is None:
+            continue
+        if not isinstance(raw, Mapping):
+            raise invalid_params(f"Invalid input response for '{key}': expected an object")
+        try:
+            kind_for(request).read_answer(request, raw)
+        except ValueError as exc:
+            raise invalid_params(f"Invalid input response for '{key}': {exc}") from None
+
+
+def _tool_suspends(core: Core, params: Mapping[str, Any]) -> bool:
+    from ..methods import _tool_waits
+
+    tool = core.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+    return (tool is not None and tool.task is not None) or _tool_waits(core, params)
+
+
+def _always(core: Core, params: Mapping[str, Any]) -> bool:
+    return True
+
+
+__all__ = ["CANCELLED", "EXTENSION", "INPUT_REQUIRED", "Tasks", "declares_tasks"]

@@ -1,0 +1,400 @@
+"""Running tasks: the switch from MRTR to a task (`ctx.start_task()`), the task's `ctx.ask`
+(parks it at input_required until `tasks/update` answers), cancellation, and the worker's lease.
+
+A task-augmentable `tools/call` runs the tool in a runner of its own. Until the handler calls
+`ctx.start_task()` that runner is the call itself: `ctx.ask` is an MRTR round, a return is
+the ordinary result. At `start_task()` the record is written (durably, before anybody learns
+its id), the call is answered `resultType: "task"`, and the rest of the handler goes on in the
+runner, which writes its outcome to the store. While it runs, a keeper renews the lease, hands
+answers from `tasks/update` to the waiting `ctx.ask`, and turns a `tasks/cancel` into a
+cancellation the handler sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ...wire.errors import McpError, internal_error
+from .record import (
+    CANCELLED,
+    COMPLETED,
+    FAILED,
+    INPUT_REQUIRED,
+    WORKING,
+    TaskRecord,
+    principal_digest,
+    task_wire,
+)
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..core import Core
+    from ..request import Request
+    from .extension import Tasks
+
+log = logging.getLogger("rondo.tasks")
+
+# The launch of the tools/call being run, if it may become a task (set around its runner).
+LAUNCH: contextvars.ContextVar[Launch | None] = contextvars.ContextVar("rondo_task_launch", default=None)
+
+
+class TaskCancelled(Exception):
+    """Raised by `ctx.ask` (and available to poll via `ctx.cancelled`) in a task's worker
+    thread once the task was cancelled: a thread cannot be interrupted, so it is told."""
+
+
+def new_task_id() -> str:
+    return secrets.token_urlsafe(24)  # 192 random bits: a bearer capability, not a counter
+
+
+class Launch:
+    """One task-augmentable tools/call: its runner, and the task once `start_task` made it."""
+
+    def __init__(self, tasks: Tasks, core: Core, req: Request, principal: str | None) -> None:
+        self.tasks = tasks
+        self.core = core
+        self.req = req
+        self.principal = principal
+        loop = asyncio.get_running_loop()
+        self.loop = loop
+        self.started: asyncio.Future[TaskRecord] = loop.create_future()
+        self.record: TaskRecord | None = None
+        self.runner: asyncio.Task[Any] | None = None
+        self.keeper: Keeper | None = None
+        self.cancelled = threading.Event()
+
+    async def answer(self, call: Any) -> dict[str, Any]:
+        """Run the call; answer with its result if it ends before starting a task, else with
+        the `CreateTaskResult` as soon as the task exists."""
+        token = LAUNCH.set(self)
+        try:
+            runner = self.runner = asyncio.ensure_future(self._run(call))
+        finally:
+            LAUNCH.reset(token)
+        try:
+            await asyncio.wait({runner, self.started}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if not self.started.done():
+                runner.cancel()  # the client left before any task existed
+            raise
+        if self.started.done():
+            return {"resultType": "task", **task_wire(self.started.result())}
+        result: dict[str, Any] = runner.result()
+        return result
+
+    async def _run(self, call: Any) -> Any:
+        try:
+            result = await call()
+        except asyncio.CancelledError:
+            if self.record is None:
+                raise
+            await self._settle(CANCELLED, message="Cancelled")
+            return None
+        except McpError as exc:
+            if self.record is None:
+                raise
+            await self._settle(FAILED, error=exc.to_error(), message=exc.message)
+            return None
+        except BaseException as exc:
+            if self.record is None:
+                raise
+            log.exception("task %s failed", self.record.id)
+            await self._settle(FAILED, error=internal_error().to_error(), message=f"Internal error: {type(exc).__name__}")
+            return None
+        if self.record is None:
+            return result
+        if result.get("resultType") == "input_required":
+            error = internal_error("a running task cannot return input_required; use ctx.ask")
+            await self._settle(FAILED, error=error.to_error(), message=error.message)
+        else:
+            # The inlined result is the call's own result type: a 2026-07-28 CallToolResult,
+            # `resultType` included (the shape clients validate it against).
+            await self._settle(COMPLETED, result={**result, "resultType": "complete"})
+        return None
+
+    async def _settle(self, status: str, *, result: dict[str, Any] | None = None,
+                      error: dict[str, Any] | None = None, message: str | None = None) -> None:
+        assert self.record is not None
+        self.tasks.running.discard(self)
+        if self.keeper is not None:
+            self.keeper.stop()
+        if self.cancelled.is_set() and status != CANCELLED:
+            status, result, error, message = CANCELLED, None, None, "Cancelled"
+
+        def finish(rec: TaskRecord) -> bool:
+            if rec.terminal:
+                return False
+            rec.status = status
+            rec.result = result
+            rec.error = error
+            rec.requests = {}
+            rec.lease = None
+            if message is not None:
+                rec.message = message
+            rec.updated = time.time()
+            return True
+
+        try:
+            await asyncio.shield(self.tasks.store.modify(self.record.id, finish))
+        except Exception:
+            log.exception("could not record the end of task %s", self.record.id)
+
+    async def start(self, ctx: Context, message: str | None) -> TaskRecord:
+        """Create the task (durably), answer the call with it, and switch `ctx` to task mode."""
+        if self.record is not None:
+            return self.record
+        tasks = self.tasks
+        now = time.time()
+        record = TaskRecord(
+            id=new_task_id(),
+            principal=principal_digest(self.principal),
+            created=now,
+            updated=now,
+            ttl_ms=tasks.ttl_ms,
+            poll_ms=tasks.poll_interval_ms,
+            message=message,
+            lease=now + tasks.lease,
+            worker=tasks.worker_id,
+        )
+        await tasks.store.create(record)
+        self.record = record
+        tasks.running.add(self)  # the loop holds tasks weakly: keep the runner alive
+        ctx._dialect = TaskDialect(self, ctx._dialect)
+        _route_progress(self, ctx)
+        self.keeper = Keeper(self)
+        self.keeper.begin()
+        self.started.set_result(record)
+        return record
+
+
+def start_task(ctx: Context, message: str | None = None) -> Any:
+    """`ctx.start_task()`: the engine. Outside a task-augmentable call it does nothing."""
+    from ..context import DONE
+
+    launch = LAUNCH.get()
+    if launch is None or launch.record is not None:
+        return None if ctx._sync else DONE
+    if not ctx._sync:
+        return _started(launch.start(ctx, message))
+    if threading.get_ident() == _loop_thread(launch):
+        raise RuntimeError("a plain def task tool must run in a worker thread (rondo does this itself)")
+    asyncio.run_coroutine_threadsafe(launch.start(ctx, message), launch.loop).result()
+    return None
+
+
+async def _started(coro: Any) -> None:
+    await coro
+
+
+def _loop_thread(launch: Launch) -> int | None:
+    return getattr(launch.loop, "_thread_id", None)
+
+
+def _route_progress(launch: Launch, ctx: Context) -> None:
+    """After the call is answered nobody reads its stream: progress messages become the
+    task's `statusMessage`, other notifications of the call are dropped (the spec keeps
+    progress and log messages off task streams)."""
+    loop = launch.loop
+    assert launch.record is not None
+    task_id = launch.record.id
+
+    def emit(note: dict[str, Any]) -> None:
+        if note.get("method") != "notifications/progress":
+            return
+        message = (note.get("params") or {}).get("message")
+        if isinstance(message, str):
+            loop.call_soon_threadsafe(_spawn, loop, launch.tasks.set_message, task_id, message)
+
+    ctx._emit = emit
+    if ctx._progress is None:
+        ctx._progress = f"task-{task_id}"
+
+
+def _spawn(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> None:
+    loop.create_task(fn(*args))
+
+
+class TaskDialect:
+    """How `ctx.ask` behaves inside a running task: park at input_required, resume on answers."""
+
+    era = "modern"
+
+    def __init__(self, launch: Launch, before: Any) -> None:
+        self.launch = launch
+        self.before = before
+
+    @property
+    def task_id(self) -> str:
+        assert self.launch.record is not None
+        return self.launch.record.id
+
+    def ask(self, ctx: Context, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
+        from ...kinds import missing_capabilities
+        from ...mrtr.admission import check_requests
+        from ...wire.errors import missing_capability
+
+        check_requests(requests)
+        missing = missing_capabilities(requests, ctx.client_capabilities)
+        if missing:
+            raise missing_capability(missing)
+        coro = self._ask(requests, single)
+        if not ctx._sync:
+            return coro
+        if self.launch.cancelled.is_set():
+            coro.close()
+            raise TaskCancelled("the task was cancelled")
+        import concurrent.futures
+
+        fut = asyncio.run_coroutine_threadsafe(coro, self.launch.loop)
+        try:
+            return fut.result()
+        except (asyncio.CancelledError, concurrent.futures.CancelledError):
+            raise TaskCancelled("the task was cancelled") from None
+
+    async def _ask(self, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
+        from ...kinds import kind_for
+        from ...wire.errors import invalid_params
+
+        launch = self.launch
+        keeper = launch.keeper
+        assert launch.record is not None and keeper is not None
+        wire_keys: dict[str, str] = {}
+
+        def park(rec: TaskRecord) -> bool:
+            if rec.terminal:
+                return False
+            for key, request in requests.items():
+                wire_key = key
+                n = 1
+                while wire_key in rec.used:  # a key is never issued twice in a task's life
+                    n += 1
+                    wire_key = f"{key}.{n}"
+                rec.used.append(wire_key)
+                wire_keys[key] = wire_key
+                rec.requests[wire_key] = dict(request)
+            rec.status = INPUT_REQUIRED
+            rec.updated = time.time()
+            return True
+
+        rec = await launch.tasks.store.modify(launch.record.id, park)
+        if rec is None or not wire_keys:
+            raise asyncio.CancelledError
+        waiter = keeper.expect(set(wire_keys.values()))
+        try:
+            raw = await waiter
+        finally:
+            if not waiter.done() or waiter.cancelled():
+                await asyncio.shield(keeper.withdraw(set(wire_keys.values())))
+        answers: dict[str, Any] = {}
+        for key, wire_key in wire_keys.items():
+            try:
+                answers[key] = kind_for(requests[key]).read_answer(requests[key], raw[wire_key])
+            except ValueError as exc:
+                raise invalid_params(f"Invalid input response for '{wire_key}': {exc}") from None
+        return answers[single] if single is not None else answers
+
+
+class Keeper:
+    """The worker's side of one running task: lease renewal, answers, cancellation."""
+
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
+        self.waiting: list[tuple[set[str], asyncio.Future[dict[str, Any]]]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    def begin(self) -> None:
+        self._task = self.launch.loop.create_task(self._watch())
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+
+    def expect(self, keys: set[str]) -> asyncio.Future[dict[str, Any]]:
+        fut: asyncio.Future[dict[str, Any]] = self.launch.loop.create_future()
+        self.waiting.append((keys, fut))
+        return fut
+
+    async def withdraw(self, keys: set[str]) -> None:
+        """A question nobody waits for any more (cancelled): stop showing it."""
+        self.waiting = [(k, f) for k, f in self.waiting if k != keys]
+        assert self.launch.record is not None
+
+        def drop(rec: TaskRecord) -> bool:
+            if rec.terminal or not keys & rec.requests.keys():
+                return False
+            for key in keys:
+                rec.requests.pop(key, None)
+                rec.answers.pop(key, None)
+            if not rec.requests and rec.status == INPUT_REQUIRED:
+                rec.status = WORKING
+            return True
+
+        await self.launch.tasks.store.modify(self.launch.record.id, drop)
+
+    async def _watch(self) -> None:
+        launch = self.launch
+        tasks = launch.tasks
+        assert launch.record is not None
+        task_id = launch.record.id
+        renew_every = tasks.lease / 3
+        next_renew = time.monotonic() + renew_every
+        try:
+            while not self._stopped:
+                await tasks.store.wait((task_id,), min(tasks.watch_interval, renew_every))
+                rec = await tasks.store.get(task_id)
+                if rec is None or rec.terminal:
+                    self._cancel()  # expired, or settled elsewhere (a lease judged lost)
+                    return
+                if rec.cancel:
+                    self._cancel()
+                    return
+                await self._deliver(rec)
+                if time.monotonic() >= next_renew:
+                    await tasks.renew(task_id)
+                    next_renew = time.monotonic() + renew_every
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("task %s: the keeper failed; the lease will lapse", task_id)
+
+    async def _deliver(self, rec: TaskRecord) -> None:
+        ready = [(keys, fut) for keys, fut in self.waiting if keys <= rec.answers.keys()]
+        if not ready:
+            return
+        taken: dict[str, Any] = {}
+        wanted = set().union(*(keys for keys, _ in ready))
+
+        def take(r: TaskRecord) -> bool:
+            for key in wanted:
+                if key in r.answers:
+                    taken[key] = r.answers.pop(key)
+            if not r.requests and r.status == INPUT_REQUIRED:
+                r.status = WORKING
+            r.updated = time.time()
+            return True
+
+        assert self.launch.record is not None
+        await self.launch.tasks.store.modify(self.launch.record.id, take)
+        for keys, fut in ready:
+            if keys <= taken.keys():
+                self.waiting.remove((keys, fut))
+                if not fut.done():
+                    fut.set_result({k: taken[k] for k in keys})
+
+    def _cancel(self) -> None:
+        launch = self.launch
+        launch.cancelled.set()
+        for _, fut in self.waiting:
+            fut.cancel()
+        self.waiting.clear()
+        if launch.runner is not None and not launch.runner.done():
+            launch.runner.cancel()
