@@ -24,6 +24,7 @@ from ..wire.errors import (
 )
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
 from .methods import BUILTIN, Method
+from .middleware import RequestView, run_chain
 from .modern import ModernDialect
 from .request import Emit, Request, _noop
 from .subscriptions import Subscriptions
@@ -45,6 +46,13 @@ class Core:
         for method in server.extra_methods:
             self.methods[method.name] = method
         self.modern = ModernDialect(self)
+        self.middleware = server.middleware
+        # The OpenTelemetry hooks, or None: then tracing costs one attribute test per request.
+        self.tracer: Any = None
+        if server.tracing is not None:
+            from .tracing import Tracer
+
+            self.tracer = Tracer(server.tracing)
 
     # -- entry points ----------------------------------------------------------------------------
 
@@ -83,6 +91,11 @@ class Core:
     async def dispatch(self, req: Request) -> dict[str, Any]:
         """Run the request's method and return its result object, shaped by the dialect.
         Raises McpError."""
+        if self.tracer is not None:
+            return await self.tracer.around(req, self._dispatch)
+        return await self._dispatch(req)
+
+    async def _dispatch(self, req: Request) -> dict[str, Any]:
         method = self.methods.get(req.method)
         if method is None or req.dialect.era not in method.eras:
             raise method_not_found(req.method)
@@ -90,7 +103,12 @@ class Core:
         if gate is not None and not self.server.serves(gate):
             raise method_not_found(req.method)
         try:
-            result = await method.handler(self, req)
+            result = await self._round(method, req)
+            if result.get("resultType") == "input_required":
+                # Modern: goes to the client as it is. Legacy: answered in-process, each new
+                # round through `_round` again (middleware included).
+                result = await req.dialect.settle(
+                    self, req, result, lambda nxt: self._round(method, nxt))
         except AskInterrupt:
             # `invoke` turns ctx.ask into input_required for the methods that may ask; one
             # reaching here came from anywhere else (a hook holding on to a Context, say).
@@ -100,6 +118,16 @@ class Core:
             ) from None
         shaped: dict[str, Any] = req.dialect.finish(req, result)
         return shaped
+
+    async def _round(self, method: Method, req: Request) -> dict[str, Any]:
+        """One round of a request: the server's middleware around the method handler."""
+        chain = self.middleware
+        if not chain:
+            return await method.handler(self, req)
+        result = await run_chain(chain, RequestView(req, self.server), lambda: method.handler(self, req))
+        if not isinstance(result, dict):
+            raise internal_error(f"middleware answered {req.method} with {type(result).__name__}, not a result object")
+        return result
 
     def may_suspend(self, method: str, params: Mapping[str, Any]) -> bool:
         """Could answering this request wait on something (an async handler, a stream)?
@@ -130,6 +158,8 @@ class Core:
         params = req.params
         if "inputResponses" in params or "requestState" in params:
             self.open_retry(ctx, params)
+        if self.tracer is not None:
+            self.tracer.round(ctx)
         sig = component.signature
         try:
             kwargs = sig.bind(arguments)
@@ -139,7 +169,12 @@ class Core:
             if not isinstance(exc, ArgumentError):
                 raise
             return True, refuse(str(exc))
-        value = await dialect.run(ctx, component.fn, sig, kwargs)
+        chain = component.middleware
+        if chain:
+            view = RequestView(req, self.server, getattr(component, "name", None) or component.uri)
+            value = await run_chain(chain, view, lambda: dialect.run(ctx, component.fn, sig, kwargs))
+        else:
+            value = await dialect.run(ctx, component.fn, sig, kwargs)
         if isinstance(value, InputRequired):
             return True, dialect.input_required(ctx, value)
         return False, value

@@ -355,7 +355,8 @@ class HttpApp:
             notes: list[dict[str, Any]] = []
             try:
                 result = await core.dispatch(
-                    Request(rid, method, params, env, core.modern, emit=notes.append, auth=auth))
+                    Request(rid, method, params, env, core.modern, emit=notes.append, auth=auth,
+                            headers=scope.get("headers", ())))
                 response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
             except McpError as exc:
                 response = error_response(rid, exc)
@@ -385,7 +386,8 @@ class HttpApp:
             poke()
 
         task = loop.create_task(
-            core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth)))
+            core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth,
+                                 headers=scope.get("headers", ()))))
         task.add_done_callback(lambda _t: poke())
         watcher: asyncio.Task[None] | None = None
 
