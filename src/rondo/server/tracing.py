@@ -42,10 +42,10 @@ def require_otel() -> None:
 class Tracer:
     """The span around `Core.dispatch` and the flow bookkeeping in `Core.invoke`."""
 
-    __slots__ = ("_tracer", "_trace", "_kind", "_error", "_propagators")
+    __slots__ = ("_tracer", "_trace", "_kind", "_error", "_propagators", "_attach", "_detach")
 
     def __init__(self, setting: Any) -> None:
-        from opentelemetry import trace
+        from opentelemetry import context, trace
         from opentelemetry.baggage.propagation import W3CBaggagePropagator
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -57,6 +57,8 @@ class Tracer:
         self._kind = trace.SpanKind.SERVER
         self._error = trace.StatusCode.ERROR
         self._propagators = (TraceContextTextMapPropagator(), W3CBaggagePropagator())
+        self._attach = context.attach
+        self._detach = context.detach
 
     def parent(self, req: Request) -> Any:
         """The caller's context: `_meta` trace keys first, then HTTP headers; None if neither."""
@@ -107,8 +109,19 @@ class Tracer:
         elif method == "resources/read" and isinstance(params.get("uri"), str):
             attrs["mcp.resource.uri"] = params["uri"]  # an attribute, not the span name: cardinality
         span_name = f"{method} {target}" if target else method
+        parent = self.parent(req)
+        # Made current, not only the span's parent: the caller's baggage reaches the handler.
+        token = self._attach(parent) if parent is not None else None
+        try:
+            return await self._span(req, inner, span_name, attrs)
+        finally:
+            if token is not None:
+                self._detach(token)
+
+    async def _span(self, req: Request, inner: Callable[[Request], Awaitable[dict[str, Any]]],
+                    span_name: str, attrs: dict[str, Any]) -> dict[str, Any]:
         with self._tracer.start_as_current_span(
-            span_name, context=self.parent(req), kind=self._kind, attributes=attrs,
+            span_name, kind=self._kind, attributes=attrs,
             record_exception=False, set_status_on_exception=False,
         ) as span:
             try:
