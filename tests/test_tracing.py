@@ -195,3 +195,23 @@ def test_no_tracing_imports_nothing_of_opentelemetry() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_a_global_provider_installed_later_is_picked_up_within_a_second(
+    exporter: InMemorySpanExporter,
+) -> None:
+    from rondo.server.tracing import Tracer
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = Tracer(True)
+    now = [100.0]
+    installed: list[Any] = [trace.ProxyTracerProvider()]
+    tracer._clock = lambda: now[0]
+    tracer._global = lambda: installed[0]
+    assert tracer.active() is False  # no provider yet: no span machinery at all
+    installed[0] = provider
+    now[0] += 0.5
+    assert tracer.active() is False  # looked up at most once a second
+    now[0] += 0.6
+    assert tracer.active() is True and tracer.on

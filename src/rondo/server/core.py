@@ -91,8 +91,9 @@ class Core:
     async def dispatch(self, req: Request) -> dict[str, Any]:
         """Run the request's method and return its result object, shaped by the dialect.
         Raises McpError."""
-        if self.tracer is not None:
-            return await self.tracer.around(req, self._dispatch)
+        tracer = self.tracer
+        if tracer is not None and tracer.active():
+            return await tracer.around(req, self._dispatch)
         return await self._dispatch(req)
 
     async def _dispatch(self, req: Request) -> dict[str, Any]:
@@ -158,8 +159,9 @@ class Core:
         params = req.params
         if "inputResponses" in params or "requestState" in params:
             self.open_retry(ctx, params)
-        if self.tracer is not None:
-            self.tracer.round(ctx)
+        tracer = self.tracer
+        if tracer is not None and tracer.on:
+            tracer.round(ctx)
         sig = component.signature
         try:
             kwargs = sig.bind(arguments)

@@ -14,6 +14,7 @@ context. Every later round's span carries the same `rondo.mcp.flow.id` and links
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +43,8 @@ def require_otel() -> None:
 class Tracer:
     """The span around `Core.dispatch` and the flow bookkeeping in `Core.invoke`."""
 
-    __slots__ = ("_tracer", "_trace", "_kind", "_error", "_propagators", "_attach", "_detach")
+    __slots__ = ("_tracer", "_trace", "_kind", "_error", "_propagators", "_attach", "_detach",
+                 "_noop", "_global", "on", "_next_check", "_clock")
 
     def __init__(self, setting: Any) -> None:
         from opentelemetry import context, trace
@@ -53,6 +55,13 @@ class Tracer:
 
         provider = None if setting is True else setting
         self._tracer = trace.get_tracer("rondo", __version__, tracer_provider=provider)
+        # Until some TracerProvider is installed, every span would be the API's no-op one:
+        # then skip the span machinery entirely (the "tracing on, no exporter" cost).
+        self._noop = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+        self._global = trace.get_tracer_provider if provider is None else None
+        self.on = provider is not None and not isinstance(provider, self._noop)
+        self._next_check = 0.0
+        self._clock = time.monotonic
         self._trace = trace
         self._kind = trace.SpanKind.SERVER
         self._error = trace.StatusCode.ERROR
@@ -81,6 +90,24 @@ class Tracer:
         for propagator in self._propagators:
             context = propagator.extract(carrier, context=context)
         return context
+
+    def active(self) -> bool:
+        """False while every span would be a no-op (no global TracerProvider installed yet).
+
+        Looking the global provider up costs microseconds, so it is done at most once a second
+        until one is installed (usually at start-up); from then on spans are always made.
+        """
+        if self.on:
+            return True
+        current = self._global
+        if current is None:
+            return False  # a no-op provider was given explicitly
+        now = self._clock()
+        if now < self._next_check:
+            return False
+        self._next_check = now + 1.0
+        self.on = not isinstance(current(), self._noop)
+        return self.on
 
     async def around(
         self, req: Request, inner: Callable[[Request], Awaitable[dict[str, Any]]]
