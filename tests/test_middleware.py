@@ -303,3 +303,37 @@ def test_middleware_sees_legacy_back_channel_rounds() -> None:
 
     asyncio.run(asyncio.wait_for(go(), 20))
     assert seen == [False, True]
+
+
+@pytest.mark.slow
+def test_middleware_that_waits_runs_once_per_request_over_stdio(tmp_path: Path) -> None:
+    # stdio answers inline what cannot wait; a middleware that awaits must not be started
+    # there and restarted on the event loop (two tokens, two log lines).
+    import json
+    import subprocess
+
+    script = tmp_path / "srv.py"
+    script.write_text(
+        "import asyncio, sys, rondo\n"
+        "calls = []\n"
+        "async def slow(request, call_next):\n"
+        "    calls.append(request.method)\n"
+        "    await asyncio.sleep(0)\n"
+        "    result = await call_next(request)\n"
+        "    print(f'calls={len(calls)}', file=sys.stderr, flush=True)\n"
+        "    return result\n"
+        "server = rondo.Server('s', middleware=[slow])\n"
+        "@server.tool\n"
+        "def add(a: int, b: int) -> int:\n"
+        "    return a + b\n"
+        "server.run_stdio()\n"
+    )
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta}})
+    out = subprocess.run([sys.executable, str(script)], input=line + "\n", capture_output=True,
+                         text=True, timeout=60)
+    response = json.loads(out.stdout.splitlines()[0])
+    assert response["result"]["content"][0]["text"] == "3"
+    assert out.stderr.strip().splitlines() == ["calls=1"]

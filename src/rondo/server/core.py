@@ -9,7 +9,7 @@ allows is the request's dialect's (`modern.py`, `legacy.py`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.ask import load_envelope
@@ -88,13 +88,13 @@ class Core:
             log.exception("unexpected failure answering a request")
             return error_response(rid, internal_error())
 
-    async def dispatch(self, req: Request) -> dict[str, Any]:
+    def dispatch(self, req: Request) -> Coroutine[Any, Any, dict[str, Any]]:
         """Run the request's method and return its result object, shaped by the dialect.
-        Raises McpError."""
+        Raises McpError. (A plain def returning the coroutine: no extra frame per request.)"""
         tracer = self.tracer
         if tracer is not None and tracer.active():
-            return await tracer.around(req, self._dispatch)
-        return await self._dispatch(req)
+            return tracer.around(req, self._dispatch)
+        return self._dispatch(req)
 
     async def _dispatch(self, req: Request) -> dict[str, Any]:
         method = self.methods.get(req.method)
@@ -104,7 +104,10 @@ class Core:
         if gate is not None and not self.server.serves(gate):
             raise method_not_found(req.method)
         try:
-            result = await self._round(method, req)
+            if self.middleware:
+                result = await self._round(method, req)
+            else:
+                result = await method.handler(self, req)
             if result.get("resultType") == "input_required":
                 # Modern: goes to the client as it is. Legacy: answered in-process, each new
                 # round through `_round` again (middleware included).
@@ -136,6 +139,10 @@ class Core:
         When it cannot, a transport may await `dispatch` inline instead of running it as a
         concurrent task: whatever it emits is already known when the result is.
         """
+        if self.middleware:
+            # Middleware may await anything, and must run exactly once per request (a rate
+            # limiter's token, a log line): never start it on a path that could restart it.
+            return True
         row = self.methods.get(method)
         return row is not None and row.suspends is not None and row.suspends(self, params)
 
