@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry import baggage, trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -215,3 +217,26 @@ def test_a_global_provider_installed_later_is_picked_up_within_a_second(
     assert tracer.active() is False  # looked up at most once a second
     now[0] += 0.6
     assert tracer.active() is True and tracer.on
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=12,
+)
+flow_like = st.fixed_dictionaries(
+    {"id": st.text(max_size=20)},
+    optional={"t": st.text("0123456789abcdefx", max_size=34) | json_values,
+              "s": st.text("0123456789abcdefx", max_size=18) | json_values,
+              "n": json_values},
+)
+
+
+@given(json_values | flow_like
+       | st.builds(lambda t, s: {"id": "f", "t": t, "s": s}, st.sampled_from(["f" * 33, "0" * 32, "-1", " 1f"]),
+                   st.sampled_from(["f" * 17, "0", "1"])))
+def test_any_flow_record_is_a_link_or_nothing_never_a_crash(flow: Any) -> None:
+    from rondo.server.tracing import _span_context
+
+    found = _span_context(trace, flow)
+    assert found is None or (found.is_valid and found.is_remote)

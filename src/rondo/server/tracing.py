@@ -199,7 +199,7 @@ def _span_context(trace: Any, flow: Any) -> Any:
             return None
     except (KeyError, TypeError, ValueError):
         return None
-    if not trace_id or not span_id:
+    if not (0 < trace_id < 1 << 128 and 0 < span_id < 1 << 64):
         return None
     return trace.SpanContext(trace_id, span_id, is_remote=True,
                              trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
