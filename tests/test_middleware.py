@@ -337,3 +337,18 @@ def test_middleware_that_waits_runs_once_per_request_over_stdio(tmp_path: Path) 
     response = json.loads(out.stdout.splitlines()[0])
     assert response["result"]["content"][0]["text"] == "3"
     assert out.stderr.strip().splitlines() == ["calls=1"]
+
+
+def test_an_input_required_made_by_middleware_is_admitted_too() -> None:
+    async def ask_url(request: RequestView, call_next: Any) -> Any:
+        if request.name == "plain":
+            return {"resultType": "input_required",
+                    "inputRequests": {"go": elicit.url("Sign in", "https://example.com/in")}}
+        return await call_next(request)
+
+    client = Client(make_server([ask_url]), caps=FORM_ONLY)
+    error = client.error("tools/call", {"name": "plain", "arguments": {"x": 1}})
+    assert error["code"] == MISSING_CAPABILITY
+    assert error["data"]["requiredCapabilities"] == {"elicitation": {"url": {}}}
+    ok = Client(make_server([ask_url])).result("tools/call", {"name": "plain", "arguments": {"x": 1}})
+    assert ok["resultType"] == "input_required"

@@ -131,6 +131,20 @@ class Core:
         result = await run_chain(chain, RequestView(req, self.server), lambda: method.handler(self, req))
         if not isinstance(result, dict):
             raise internal_error(f"middleware answered {req.method} with {type(result).__name__}, not a result object")
+        if result.get("resultType") == "input_required":
+            # One a middleware made itself passes the same admission as a handler's: checked
+            # against what the request declared, whatever the middleware believes.
+            from ..kinds import missing_capabilities
+            from ..mrtr.admission import check_requests
+            from ..wire.errors import missing_capability
+
+            asked = result.get("inputRequests") or {}
+            if not isinstance(asked, dict):
+                raise internal_error("inputRequests must be an object")
+            check_requests(asked)
+            missing = missing_capabilities(asked, req.env.capabilities)
+            if missing:
+                raise missing_capability(missing)
         return result
 
     def may_suspend(self, method: str, params: Mapping[str, Any]) -> bool:
