@@ -352,3 +352,29 @@ def test_an_input_required_made_by_middleware_is_admitted_too() -> None:
     assert error["data"]["requiredCapabilities"] == {"elicitation": {"url": {}}}
     ok = Client(make_server([ask_url])).result("tools/call", {"name": "plain", "arguments": {"x": 1}})
     assert ok["resultType"] == "input_required"
+
+
+def test_mask_errors_hides_the_exception_and_logs_it_with_a_reference(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from rondo.middleware import MaskErrors
+
+    server = rondo.Server("masked")
+
+    @server.tool(middleware=[MaskErrors()])
+    def leaky() -> str:
+        raise RuntimeError("db password=hunter2 at 10.0.0.7")
+
+    @server.tool(middleware=[MaskErrors()])
+    def polite() -> str:
+        raise rondo.ToolError("No such order: 42")
+
+    client = Client(server)
+    with caplog.at_level(logging.ERROR, logger="rondo.errors"):
+        result = client.tool("leaky")
+    text = text_of(result)
+    assert result["isError"] is True and "hunter2" not in text
+    assert text.startswith("The tool failed. Please try again later. (reference ")
+    ref = text.rsplit(" ", 1)[1].rstrip(")")
+    assert any(ref in r.getMessage() and r.exc_info for r in caplog.records)
+    assert text_of(client.tool("polite")) == "No such order: 42"  # meant for the model

@@ -110,8 +110,41 @@ class RateLimit:
         return await call_next(request)
 
 
+class MaskErrors:
+    """Per-component middleware: an unexpected exception in the handler becomes a tool error
+    with a fixed message and a reference id, and the exception goes to the log with that id.
+
+    Without it, a tool's unexpected exception reaches the model as `Tool 'x' failed: <text>`,
+    which may carry internals. `ToolError`, `McpError` and the legacy `AskError`s pass through:
+    their messages are meant for the client. Use it as `@server.tool(middleware=[MaskErrors()])`
+    (server middleware sees results, not the handler's exceptions).
+    """
+
+    def __init__(self, message: str = "The tool failed. Please try again later.",
+                 logger: logging.Logger | str = "rondo.errors") -> None:
+        self.message = message
+        self.log = logging.getLogger(logger) if isinstance(logger, str) else logger
+
+    async def __call__(self, request: RequestView, call_next: CallNext) -> Any:
+        from .server.content import ToolError
+        from .server.legacy_ask import AskError
+
+        try:
+            return await call_next(request)
+        except (ToolError, McpError, AskError):
+            raise
+        except Exception:
+            import secrets
+
+            ref = secrets.token_hex(4)
+            self.log.exception("%s %s failed (reference %s)", request.method, request.component, ref)
+            raise ToolError(f"{self.message} (reference {ref})") from None
+
+
 def _principal_key(request: RequestView) -> Any:
     return request.principal
 
 
-__all__ = ["RATE_LIMITED", "CallNext", "Middleware", "RateLimit", "RequestLog", "RequestView"]
+__all__ = [
+    "RATE_LIMITED", "CallNext", "MaskErrors", "Middleware", "RateLimit", "RequestLog", "RequestView",
+]
