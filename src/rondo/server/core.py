@@ -32,6 +32,7 @@ from .subscriptions import Subscriptions
 if TYPE_CHECKING:
     from .context import Context
     from .server import Server
+    from .tracing import Tracer
 
 log = logging.getLogger("rondo.server")
 
@@ -48,7 +49,7 @@ class Core:
         self.modern = ModernDialect(self)
         self.middleware = server.middleware
         # The OpenTelemetry hooks, or None: then tracing costs one attribute test per request.
-        self.tracer: Any = None
+        self.tracer: Tracer | None = None
         if server.tracing is not None:
             from .tracing import Tracer
 

@@ -118,8 +118,11 @@ class RequestView:
     @property
     def principal(self) -> str | None:
         policy = self._server.state_policy
-        fn = getattr(policy, "_principal", None)
-        return fn(self) if fn is not None else None
+        if policy is not None:
+            return policy.principal_of(self)  # type: ignore[no-any-return]
+        # No state boundary: the verified token's binding when rondo.auth authenticated it.
+        binding = getattr(self.auth, "binding", None)
+        return binding if isinstance(binding, str) else None
 
     def __repr__(self) -> str:
         return f"<RequestView {self.method} id={self.id!r} {self.era}>"
