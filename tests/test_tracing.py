@@ -178,7 +178,7 @@ def test_a_legacy_session_span_names_the_session(exporter: InMemorySpanExporter)
 def test_tracing_without_opentelemetry_fails_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "opentelemetry", None)
     monkeypatch.setitem(sys.modules, "opentelemetry.trace", None)
-    with pytest.raises(ImportError, match=r"rondo\[otel\]"):
+    with pytest.raises(ImportError, match=r"rondo-mcp\[otel\]"):
         rondo.Server("x", tracing=True)
 
 

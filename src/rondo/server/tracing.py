@@ -36,7 +36,7 @@ def require_otel() -> None:
         import opentelemetry.trace  # noqa: F401
     except ImportError:
         raise ImportError(
-            "tracing needs the OpenTelemetry API: pip install 'rondo[otel]'"
+            "tracing needs the OpenTelemetry API: pip install 'rondo-mcp[otel]'"
         ) from None
 
 
