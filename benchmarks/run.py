@@ -2,6 +2,7 @@
 
     bash scripts/bench.sh                      # or: .venv/bin/python benchmarks/run.py
     .venv/bin/python benchmarks/run.py --targets rondo,mcp --duration 3
+    .venv/bin/python benchmarks/run.py --targets rondo,rondo-tracing   # what tracing costs
 
 For each target (one server process, JSON responses, 2026-07-28 wire):
   * HTTP `add`: wrk (benchmarks/wrk/post.lua) after a warm-up; requests/s, p50/p99 latency.
@@ -61,6 +62,12 @@ class Target:
 TARGETS = {
     "floor": Target("floor", "bare floor", ROOT / ".venv/bin/python", HERE / "floor.py"),
     "rondo": Target("rondo", "rondo", ROOT / ".venv/bin/python", HERE / "server.py"),
+    # The same server with tracing=True, opentelemetry-api installed and no SDK configured
+    # (the API's no-op tracer): what tracing costs a deployment that exports nothing.
+    "rondo-tracing": Target(
+        "rondo-tracing", "rondo, tracing on, no exporter", ROOT / ".venv/bin/python",
+        HERE / "server_tracing.py",
+    ),
     "mcp": Target(
         "mcp", "mcp 2.3.0", ANCHOR_VENVS / "mcp/bin/python", HERE / "anchors/mcp_server.py"
     ),
@@ -426,6 +433,14 @@ def ratio(a: float | None, b: float | None, higher_is_better: bool = True) -> st
     return f"{(a / b if higher_is_better else b / a):.2f}x"
 
 
+def cost(plain: float | None, traced: float | None, higher_is_better: bool = True) -> str:
+    """How much worse the traced figure is, in percent of the plain one (negative: better)."""
+    if not plain or not traced:
+        return "n/a"
+    worse = (plain - traced) / plain if higher_is_better else (traced - plain) / plain
+    return f"{worse * 100:+.1f}%"
+
+
 ROWS: list[tuple[str, str, int, bool, str]] = [
     # label, field, digits, higher is better, target
     ("HTTP `add` requests/s", "http_rps", 0, True, "rondo ≥ 0.95x floor, ≥ 3x mcp"),
@@ -450,6 +465,9 @@ def table(results: dict[str, Measured]) -> str:
         header.append("rondo vs mcp")
     if with_floor:
         header.append("rondo / floor")
+    with_tracing = "rondo" in results and "rondo-tracing" in results
+    if with_tracing:
+        header.append("tracing cost (goal < 5%)")
     header.append("target")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, key, digits, higher, goal in ROWS:
@@ -460,6 +478,9 @@ def table(results: dict[str, Measured]) -> str:
         if with_floor:
             rondo, floor = getattr(results["rondo"], key), getattr(results["floor"], key)
             cells.append(ratio(rondo, floor, higher) if "bad" not in key else "")
+        if with_tracing:
+            plain, traced = getattr(results["rondo"], key), getattr(results["rondo-tracing"], key)
+            cells.append(cost(plain, traced, higher) if "bad" not in key else "")
         cells.append(goal)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -6,12 +6,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import rondo
 from rondo import elicit
 
-server = rondo.Server("bench", "1.0.0")
+# RONDO_BENCH_TRACING=1 (benchmarks/server_tracing.py): spans through whatever tracer provider
+# is configured; in the benchmark none is, so the OpenTelemetry API's no-op tracer.
+server = rondo.Server("bench", "1.0.0", tracing=os.environ.get("RONDO_BENCH_TRACING") == "1")
 
 COLOR = elicit.form(
     "Which color?",

@@ -3,7 +3,9 @@
 It asks with `ctx.ask(...)`: on the 2026-07-28 wire a missing answer ends the round with
 `input_required`, and the handler runs again from the top when the client retries with the
 answer. Nothing is kept on the server between rounds: earlier answers travel, sealed, in the
-request state.
+request state. A 2025-11-25 client gets the same flows over its session: each question arrives as
+a server-to-client request, and `connect_calendar`'s explicit state-only round runs again
+in-process, so every item works for every client.
 
     python examples/preferences.py             # demo: serve over HTTP, walk the flows with rondo.Client
     python examples/preferences.py --stdio     # serve over stdio

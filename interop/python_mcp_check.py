@@ -1,10 +1,11 @@
 """The official Python `mcp` client (mcp==2.3.0, its own venv) drives examples/preferences.py.
 
-    .cache/interop-mcp-venv/bin/python interop/python_mcp_check.py [--stdio | --http]
+    .cache/interop-mcp-venv/bin/python interop/python_mcp_check.py [--era modern|legacy] [--stdio | --http]
 
-Pinned to 2026-07-28, over stdio and over HTTP, through the MRTR flows: tool, resource,
-prompt, two rounds (profile), URL elicitation followed by a state-only round, a declined
-answer, and a manual retry with changed arguments but the old state (rejected with -32602).
+Pinned to 2026-07-28 (default) or in legacy mode (the initialize handshake), over stdio and
+over HTTP, through the flows: tool, resource, prompt, two rounds (profile), URL elicitation
+followed by a state-only round, a declined answer, and (modern only) a manual retry with
+changed arguments but the old state (rejected with -32602).
 The rondo server seals its requestState, so a completed multi-round call also shows that the
 client echoed the state byte for byte. Run it with the venv that has `mcp` installed; the
 server runs under the repository's .venv (RONDO_PY overrides). Exits 0 when all checks pass.
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("RONDO_PY", str(ROOT / ".venv" / "bin" / "python"))
 EXAMPLE = str(ROOT / "examples" / "preferences.py")
 MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
 
 
 class Answers:
@@ -54,11 +56,16 @@ def text_of(result: Any) -> str:
     return "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
 
 
-async def flows(server: Any) -> list[str]:
+async def flows(server: Any, mode: str) -> list[str]:
     answers = Answers()
     done: list[str] = []
-    async with Client(server, mode=MODERN, elicitation_callback=answers, read_timeout_seconds=30) as client:
-        assert client.protocol_version == MODERN, client.protocol_version
+    async with Client(server, mode=mode, elicitation_callback=answers, read_timeout_seconds=30) as client:
+        if mode == MODERN:
+            assert client.protocol_version == MODERN, client.protocol_version
+        else:
+            # Legacy mode: the initialize handshake; ctx.ask and explicit InputRequired rounds
+            # reach the client as server-to-client requests on the session.
+            assert client.protocol_version == LEGACY, client.protocol_version
 
         result = await client.call_tool("favorite_color", {"user": "ann"})
         assert text_of(result) == "ann likes red.", text_of(result)
@@ -86,6 +93,8 @@ async def flows(server: Any) -> list[str]:
         result = await client.call_tool("favorite_color", {"user": "fay"})
         assert text_of(result) == "fay did not pick a color.", text_of(result)
         done.append("declined answer")
+        if mode != MODERN:
+            return done
 
         interim = await client.session.call_tool("profile", {"user": "gus"}, allow_input_required=True)
         assert interim.result_type == "input_required" and interim.request_state, interim
@@ -134,16 +143,18 @@ async def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stdio", action="store_true")
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--era", choices=("modern", "legacy"), default="modern")
     args = parser.parse_args(argv)
+    mode = MODERN if args.era == "modern" else "legacy"
     both = not (args.stdio or args.http)
     lines: list[str] = []
     if args.stdio or both:
         params = StdioServerParameters(command=PYTHON, args=[EXAMPLE, "--stdio"], env=dict(os.environ))
-        lines += [f"stdio: {line}" for line in await flows(params)]
+        lines += [f"{args.era} stdio: {line}" for line in await flows(params, mode)]
     if args.http or both:
         proc, url = start_http()
         try:
-            lines += [f"http: {line}" for line in await flows(url)]
+            lines += [f"{args.era} http: {line}" for line in await flows(url, mode)]
         finally:
             proc.terminate()
             proc.wait(10)

@@ -2,7 +2,8 @@
 # Every interop check against the official SDK peers (pinned versions); non-zero on any failure.
 #   bash interop/run.sh
 # Installs what it needs, once per lock change: interop/node_modules with `npm ci --ignore-scripts`
-# (@modelcontextprotocol/client and /server 2.4.0, /node 2.1.2, /ext-tasks 0.2.2, zod), and mcp==2.3.0 in its own
+# (@modelcontextprotocol/client and /server 2.4.0, /node 2.1.2, /ext-tasks 0.2.2, zod, the Inspector
+# CLI mcpdo from @modelcontextprotocol/inspector 2.12.0, which needs Node >= 22.19), and mcp==2.3.0 in its own
 # venv at .cache/interop-mcp-venv (never in rondo's). Node: the cached Node 22 from
 # scripts/setup.sh when present, else any Node >= 20 on PATH.
 set -uo pipefail
@@ -49,7 +50,10 @@ check() {  # name command...
 check ts-client-modern node interop/ts_client_check.mjs
 check ts-client-legacy node interop/legacy_preferences.mjs
 check rondo-client-ts-server "$RONDO_PY" interop/rondo_client_check.py --node "$(command -v node)"
-check python-mcp-client "$MCP_VENV/bin/python" interop/python_mcp_check.py
+check python-mcp-client "$MCP_VENV/bin/python" interop/python_mcp_check.py --era modern
+check python-mcp-client-legacy "$MCP_VENV/bin/python" interop/python_mcp_check.py --era legacy
+check mcpdo-modern "$RONDO_PY" interop/mcpdo_check.py --era modern
+check mcpdo-legacy "$RONDO_PY" interop/mcpdo_check.py --era legacy
 # needs the test authorization server in tests/authserver (scripts/setup.sh installs it)
 check rondo-client-ts-protected "$RONDO_PY" interop/rondo_client_auth_check.py --node "$(command -v node)"
 check ext-tasks-client node interop/ts_tasks_client_check.mjs

@@ -79,8 +79,11 @@ def make_server() -> rondo.Server:
 
     @server.tool
     def explicit(ctx: rondo.Context) -> Any:
-        """The modern-only explicit result."""
-        return InputRequired(input_requests={"color": COLOR})
+        """The explicit result: answered over the back-channel on a legacy session."""
+        answer = ctx.input_responses.get("color")
+        if answer is None:
+            return InputRequired(input_requests={"color": COLOR})
+        return f"explicit color={answer['content']['color']}"
 
     @server.tool
     def numbers() -> list[int]:
@@ -331,8 +334,9 @@ def test_resource_not_found_is_32002_with_uri() -> None:
 
 
 def test_explicit_input_required_fails_naming_the_modern_version() -> None:
+    # The client did not declare elicitation: it cannot answer, so the seeds' rule applies.
     async def go() -> None:
-        client = LegacyClient(make_server())
+        client = LegacyClient(make_server(), capabilities={"sampling": {}})
         await client.initialize()
         error = (await client.request("tools/call", {"name": "explicit", "arguments": {}}))["error"]
         assert error["code"] == -32603 and "2026-07-28" in error["message"]

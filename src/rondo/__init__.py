@@ -20,7 +20,10 @@ _EXPORTS = {
     "ToolResult": "rondo.server.content",
     "Client": "rondo.client",
 }
-_MODULES = {"elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth", "tasks"}
+_MODULES = {
+    "elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth",
+    "tasks", "middleware",
+}
 
 if TYPE_CHECKING:
     from . import auth as auth
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     from . import elicit as elicit
     from . import kinds as kinds
     from . import legacy as legacy
+    from . import middleware as middleware
     from . import roots as roots
     from . import sampling as sampling
     from . import state as state

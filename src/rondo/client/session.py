@@ -140,6 +140,7 @@ class Client:
         auth: Any = None,
         log_level: str | None = None,
         tasks: bool | ClientExtension = False,
+        tracing: bool = False,
     ) -> None:
         if tasks:
             from .tasks import TasksClient
@@ -168,6 +169,13 @@ class Client:
                                  extra_capabilities=declared)
         self.max_rounds = max_rounds
         self.max_input_requests = positive("max_input_requests", max_input_requests)
+        # tracing=True: put the current W3C trace context and baggage in every request's _meta.
+        self._inject: Callable[[dict[str, Any]], None] | None = None
+        if tracing:
+            from ..server.tracing import inject, require_otel
+
+            require_otel()
+            self._inject = inject
         self.deadline = deadline
         self.timeout = timeout
         self.probe_timeout = probe_timeout
@@ -279,6 +287,8 @@ class Client:
                 meta[LOG_LEVEL] = self.log_level
         if progress_token is not None:
             meta[PROGRESS_TOKEN] = progress_token
+        if self._inject is not None:
+            self._inject(meta)
         if meta:
             out["_meta"] = meta
         return out

@@ -21,6 +21,8 @@ from .result import AskInterrupt
 USER = "u"
 ANSWERS = "a"
 ASKED = "q"
+# The MRTR flow's id and first round's span (tracing only): every round's span links to it.
+FLOW = "f"
 
 
 def digest(request: Mapping[str, Any]) -> str:
@@ -165,6 +167,9 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
     if asked:
         known = book.digests if book is not None else {}
         env[ASKED] = {key: _digest_of(known.get(key), req) for key, req in asked.items()}
+    flow = ctx._flow
+    if flow is not None and env:
+        env[FLOW] = flow
     return env or None
 
 
@@ -178,4 +183,36 @@ def load_envelope(ctx: Any, opened: Any) -> None:
     if not isinstance(opened, dict):
         raise state_rejected()
     ctx.state = opened.get(USER)
+    ctx._flow = opened.get(FLOW)
     ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED), sealed=True)
+
+
+def pick_supported(
+    ctx: Any, request: Mapping[str, Any], fallback: Any
+) -> tuple[Mapping[str, Any] | None, dict[str, Any]]:
+    """The first of `request` and its fallbacks the client declared what it needs for.
+
+    Returns `(chosen, {})`, or `(None, merged missing capabilities of the first choice)` when
+    none fits. Read from the request's own declaration, so every round chooses the same one.
+    """
+    from ..kinds import kind_for, missing_capabilities
+
+    if fallback is None:
+        options: list[Mapping[str, Any]] = [request]
+    elif isinstance(fallback, Mapping):
+        options = [request, fallback]
+    else:
+        options = [request, *fallback]
+    caps = ctx.client_capabilities
+    first: dict[str, Any] | None = None
+    for option in options:
+        try:
+            kind_for(option)
+        except ValueError as exc:
+            raise internal_error(f"ctx.ask fallback: {exc}") from None
+        missing = missing_capabilities({"": option}, caps)
+        if not missing:
+            return option, {}
+        if first is None:
+            first = missing
+    return None, first or {}

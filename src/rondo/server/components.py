@@ -39,16 +39,18 @@ TASK_MODES = ("optional", "required")
 
 
 class Tool:
-    """`task` is None (never a task), "optional" or "required" (the tasks extension)."""
+    """`task` is None (never a task), "optional" or "required" (the tasks extension);
+    `middleware` the tool's own middleware (server/middleware.py)."""
 
-    __slots__ = ("name", "fn", "signature", "wire", "header_params", "task")
+    __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware")
 
     def __init__(
         self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
-        task: str | None = None,
+        task: str | None = None, middleware: tuple[Any, ...] = (),
     ) -> None:
         self.name = name
         self.task = task
+        self.middleware = middleware
         self.fn = fn
         self.signature = signature
         self.wire = wire
@@ -82,7 +84,8 @@ def tool_wire(
 class Resource:
     """A readable resource: a static URI (`template` None) or an RFC 6570 template."""
 
-    __slots__ = ("uri", "template", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope")
+    __slots__ = ("uri", "template", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope",
+                 "middleware")
 
     def __init__(
         self,
@@ -94,8 +97,10 @@ class Resource:
         ttl_ms: int | None,
         cache_scope: str | None,
         template: UriTemplate | None = None,
+        middleware: tuple[Any, ...] = (),
     ) -> None:
         self.uri = uri
+        self.middleware = middleware
         self.template = template
         self.fn = fn
         self.signature = signature
@@ -106,12 +111,14 @@ class Resource:
 
 
 class Prompt:
-    __slots__ = ("name", "fn", "signature", "wire", "required")
+    __slots__ = ("name", "fn", "signature", "wire", "required", "middleware")
 
     def __init__(
-        self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any]
+        self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
+        middleware: tuple[Any, ...] = (),
     ) -> None:
         self.name = name
+        self.middleware = middleware
         self.fn = fn
         self.signature = signature
         self.wire = wire

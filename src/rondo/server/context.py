@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..wire.meta import LOG_LEVEL_RANK, PROGRESS_TOKEN
@@ -47,6 +47,7 @@ class Context:
         "state",
         "auth",
         "log_level",
+        "extras",
         "_emit",
         "_progress",
         "_session",
@@ -54,6 +55,7 @@ class Context:
         "_sync",
         "_loop",
         "_dialect",
+        "_flow",
     )
 
     def __init__(
@@ -85,6 +87,8 @@ class Context:
         self.state: Any = None
         self.auth = auth
         self.log_level = log_level
+        # What middleware put in its request's `extras` (timing, an audit id, a tenant).
+        self.extras: dict[str, Any] = {}
         self._emit = emit
         meta = self.request_params.get("_meta") if request_params else None
         self._progress = meta.get(PROGRESS_TOKEN) if isinstance(meta, dict) else None
@@ -94,13 +98,15 @@ class Context:
         self._loop: asyncio.AbstractEventLoop | None = None
         # Where `ctx.ask` goes: the era's dialect (MRTR interrupt or legacy back-channel).
         self._dialect = dialect
+        # The MRTR flow this round belongs to (tracing only): carried in the sealed state.
+        self._flow: Any = None
 
     @classmethod
     def for_request(cls, server: Server, req: Any, dialect: Any) -> Context:
         """The context of one core `Request` (either era: its envelope says what the client
         declared, per request on 2026-07-28 or at `initialize` on a legacy session)."""
         env = req.env
-        return cls(
+        ctx = cls(
             server,
             request_id=req.id,
             request_method=req.method,
@@ -115,6 +121,9 @@ class Context:
             session=req.call,
             dialect=dialect,
         )
+        if req.extras is not None:
+            ctx.extras = req.extras
+        return ctx
 
     @property
     def server_name(self) -> str:
@@ -170,14 +179,49 @@ class Context:
 
     # -- asking the client for input (MRTR on 2026-07-28, back-channel on legacy) ------------
 
-    def ask(self, key: str, request: Mapping[str, Any]) -> Any:
+    def ask(
+        self,
+        key: str,
+        request: Mapping[str, Any],
+        *,
+        fallback: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+        on_unsupported: str | Callable[[dict[str, Any]], str] | None = None,
+    ) -> Any:
         """Return the answer to `request`, asking the client for it if no round has supplied it.
 
         In an `async def` handler write `await ctx.ask(...)`; in a plain `def` handler call it
         directly. On the 2026-07-28 wire a missing answer ends this round with input_required;
         the handler then runs again from the top on the retry.
+
+        `fallback` (a request, or several in order of preference) is asked instead when the
+        client did not declare what `request` needs (a form when it lacks URL elicitation).
+        `on_unsupported` (a message, or a function of the missing capabilities returning one)
+        turns "this client cannot answer any of them" into a tool error the model can act on;
+        without it that is -32021 naming the missing capabilities, as for any question.
         """
+        if fallback is not None or on_unsupported is not None:
+            from ..mrtr.ask import pick_supported
+
+            chosen, missing = pick_supported(self, request, fallback)
+            if chosen is None and on_unsupported is not None:
+                from .content import ToolError
+
+                text = on_unsupported if isinstance(on_unsupported, str) else on_unsupported(missing)
+                raise ToolError(text)
+            if chosen is not None:
+                request = chosen
         return self._ask({key: request}, key)
+
+    def url_complete(self, key: str) -> _Done:
+        """Tell a 2025-11-25 client that the URL elicitation asked as `key` has finished
+        (`notifications/elicitation/complete`). The 2026-07-28 wire has no such notification
+        (the retry carries the state instead): there, and without a session, a no-op."""
+        call = self._session
+        if call is not None:
+            from .legacy_ask import elicitation_complete
+
+            elicitation_complete(self, call, key)
+        return DONE
 
     def ask_all(self, requests: Mapping[str, Mapping[str, Any]]) -> Any:
         """Ask several independent questions at once; returns `{key: answer}`."""

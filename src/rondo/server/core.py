@@ -9,7 +9,7 @@ allows is the request's dialect's (`modern.py`, `legacy.py`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.ask import load_envelope
@@ -25,6 +25,7 @@ from ..wire.errors import (
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
 from .failures import masked_internal_error
 from .methods import BUILTIN, Method
+from .middleware import RequestView, run_chain
 from .modern import ModernDialect
 from .request import Emit, Request, _noop
 from .subscriptions import Subscriptions
@@ -32,6 +33,7 @@ from .subscriptions import Subscriptions
 if TYPE_CHECKING:
     from .context import Context
     from .server import Server
+    from .tracing import Tracer
 
 log = logging.getLogger("rondo.server")
 
@@ -47,6 +49,13 @@ class Core:
         for method in server.extra_methods:
             self.methods[method.name] = method
         self.modern = ModernDialect(self)
+        self.middleware = server.middleware
+        # The OpenTelemetry hooks, or None: then tracing costs one attribute test per request.
+        self.tracer: Tracer | None = None
+        if server.tracing is not None:
+            from .tracing import Tracer
+
+            self.tracer = Tracer(server.tracing)
 
     # -- entry points ----------------------------------------------------------------------------
 
@@ -82,9 +91,15 @@ class Core:
             return error_response(rid, masked_internal_error(
                 log, "unexpected failure answering a request"))
 
-    async def dispatch(self, req: Request) -> dict[str, Any]:
+    def dispatch(self, req: Request) -> Coroutine[Any, Any, dict[str, Any]]:
         """Run the request's method and return its result object, shaped by the dialect.
-        Raises McpError."""
+        Raises McpError. (A plain def returning the coroutine: no extra frame per request.)"""
+        tracer = self.tracer
+        if tracer is not None and tracer.active():
+            return tracer.around(req, self._dispatch)
+        return self._dispatch(req)
+
+    async def _dispatch(self, req: Request) -> dict[str, Any]:
         method = self.methods.get(req.method)
         if method is None or req.dialect.era not in method.eras:
             raise method_not_found(req.method)
@@ -92,7 +107,15 @@ class Core:
         if gate is not None and not self.server.serves(gate):
             raise method_not_found(req.method)
         try:
-            result = await method.handler(self, req)
+            if self.middleware:
+                result = await self._round(method, req)
+            else:
+                result = await method.handler(self, req)
+            if result.get("resultType") == "input_required":
+                # Modern: goes to the client as it is. Legacy: answered in-process, each new
+                # round through `_round` again (middleware included).
+                result = await req.dialect.settle(
+                    self, req, result, lambda nxt: self._round(method, nxt))
         except AskInterrupt:
             # `invoke` turns ctx.ask into input_required for the methods that may ask; one
             # reaching here came from anywhere else (a hook holding on to a Context, say).
@@ -103,12 +126,40 @@ class Core:
         shaped: dict[str, Any] = req.dialect.finish(req, result)
         return shaped
 
+    async def _round(self, method: Method, req: Request) -> dict[str, Any]:
+        """One round of a request: the server's middleware around the method handler."""
+        chain = self.middleware
+        if not chain:
+            return await method.handler(self, req)
+        result = await run_chain(chain, RequestView(req, self.server), lambda: method.handler(self, req))
+        if not isinstance(result, dict):
+            raise internal_error(f"middleware answered {req.method} with {type(result).__name__}, not a result object")
+        if result.get("resultType") == "input_required":
+            # One a middleware made itself passes the same admission as a handler's: checked
+            # against what the request declared, whatever the middleware believes.
+            from ..kinds import missing_capabilities
+            from ..mrtr.admission import check_requests
+            from ..wire.errors import missing_capability
+
+            asked = result.get("inputRequests") or {}
+            if not isinstance(asked, dict):
+                raise internal_error("inputRequests must be an object")
+            check_requests(asked)
+            missing = missing_capabilities(asked, req.env.capabilities)
+            if missing:
+                raise missing_capability(missing)
+        return result
+
     def may_suspend(self, method: str, params: Mapping[str, Any]) -> bool:
         """Could answering this request wait on something (an async handler, a stream)?
 
         When it cannot, a transport may await `dispatch` inline instead of running it as a
         concurrent task: whatever it emits is already known when the result is.
         """
+        if self.middleware:
+            # Middleware may await anything, and must run exactly once per request (a rate
+            # limiter's token, a log line): never start it on a path that could restart it.
+            return True
         row = self.methods.get(method)
         return row is not None and row.suspends is not None and row.suspends(self, params)
 
@@ -132,6 +183,9 @@ class Core:
         params = req.params
         if "inputResponses" in params or "requestState" in params:
             self.open_retry(ctx, params)
+        tracer = self.tracer
+        if tracer is not None and tracer.on:
+            tracer.round(ctx)
         sig = component.signature
         try:
             kwargs = sig.bind(arguments)
@@ -141,7 +195,12 @@ class Core:
             if not isinstance(exc, ArgumentError):
                 raise
             return True, refuse(str(exc))
-        value = await dialect.run(ctx, component.fn, sig, kwargs)
+        chain = component.middleware
+        if chain:
+            view = RequestView(req, self.server, getattr(component, "name", None) or component.uri)
+            value = await run_chain(chain, view, lambda: dialect.run(ctx, component.fn, sig, kwargs))
+        else:
+            value = await dialect.run(ctx, component.fn, sig, kwargs)
         if isinstance(value, InputRequired):
             return True, dialect.input_required(ctx, value)
         return False, value

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("rondo.legacy")
 
 _MODERN_ONLY_KEYS = ("resultType", "ttlMs", "cacheScope")
-_NEEDS_MODERN = "This request needs input from the client, which requires protocol version 2026-07-28"
 
 
 class LegacyDialect:
@@ -92,8 +91,19 @@ class LegacyDialect:
         return await loop.run_in_executor(self._executor, lambda: fn(**kwargs))
 
     def input_required(self, ctx: Context, outcome: InputRequired) -> dict[str, Any]:
-        # A handshake-era client cannot retry with answers: input_required is 2026-07-28 only.
-        raise internal_error(_NEEDS_MODERN)
+        """Seal and admit it as on 2026-07-28; `settle` then answers it in-process."""
+        from .legacy_rounds import admit_legacy
+
+        return admit_legacy(ctx, outcome)
+
+    async def settle(self, core: Core, req: Request, result: dict[str, Any], again: Any) -> dict[str, Any]:
+        """A handshake-era client cannot retry with answers: ask over the back-channel and run
+        the request again in-process, round after round (`legacy_rounds.py`)."""
+        if result.get("resultType") != "input_required":
+            return result
+        from .legacy_rounds import settle
+
+        return await settle(req, result, again)
 
     # -- handshake -------------------------------------------------------------------------
 
@@ -144,7 +154,7 @@ class LegacyDialect:
     # -- messages of a session -------------------------------------------------------------
 
     async def answer(self, session: LegacySession, msg: dict[str, Any], call: LegacyCall,
-                     auth: Any = None) -> dict[str, Any] | None:
+                     auth: Any = None, headers: Any = None) -> dict[str, Any] | None:
         """The response to one request of `session` (None if it was cancelled). Never raises."""
         rid = readable_id(msg)
         try:
@@ -153,7 +163,8 @@ class LegacyDialect:
                 raise McpError(INVALID_REQUEST, "Invalid Request: the session is already initialized")
             env = Envelope({}, session.version, session.capabilities, session.client_info,
                            session.log_level)
-            req = Request(rid, method, params, env, self, emit=call.emit, auth=auth, call=call)
+            req = Request(rid, method, params, env, self, emit=call.emit, auth=auth, call=call,
+                          headers=headers)
             return result_response(rid, await self.core.dispatch(req))
         except McpError as exc:
             return error_response(rid, _legacy_error(msg, exc))

@@ -9,8 +9,8 @@ types either way (`ElicitResult`, `SamplingResult`, a list of `Root`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import threading
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,14 +46,23 @@ class AskRejected(AskError):
 
 
 def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
-    """Engine of `ctx.ask`/`ctx.ask_all` on a legacy session: awaitable, or blocking in a sync handler."""
+    """Engine of `ctx.ask`/`ctx.ask_all` on a legacy session: awaitable, or blocking in a sync handler.
+
+    Answers an earlier in-process round already has (carried in the sealed state, see
+    `legacy_rounds.py`) are used as they are; only the rest go over the back-channel.
+    """
+    from ..mrtr.ask import answer_now, book_of
     from .sessions import LegacyCall
 
     call = ctx._session
     if not isinstance(call, LegacyCall):
         raise RuntimeError("ctx.ask on the legacy era needs a live session")
-    wire = _prepare(call, requests)
-    coro = _ask(call, requests, wire, single)
+    found, missing = answer_now(ctx, requests)
+    if not missing:
+        value = found[single] if single is not None else found
+        return value if ctx._sync else _ready(value)
+    wire = _prepare(call, missing, ctx.request_id)
+    coro = _ask(call, missing, wire, book_of(ctx).answers, found, single)
     if not ctx._sync:
         return Awaitable("ask" if single is not None else "ask_all", coro=coro)
     loop = ctx._loop or call.loop
@@ -63,7 +72,36 @@ def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, sin
     return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
-def _prepare(call: Any, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+async def _ready(value: Any) -> Any:
+    return value
+
+
+async def collect(call: Any, requests: Mapping[str, Mapping[str, Any]], request_id: Any) -> dict[str, Any]:
+    """Send `requests` over the back-channel and return the client's raw answers by key
+    (what a 2026-07-28 client would put in `inputResponses`)."""
+    wire = _prepare(call, requests, request_id)
+    return await _send(call, requests, wire)
+
+
+def elicitation_id(session: Any, request_id: Any, key: str) -> str:
+    """The `elicitationId` of the URL question `key` of one request: derived, not stored, so
+    `ctx.url_complete(key)` finds it in any round of the request."""
+    seed = f"{session.id}\x00{request_id!r}\x00{key}".encode()
+    return hashlib.sha256(seed).hexdigest()[:32]
+
+
+def elicitation_complete(ctx: Any, call: Any, key: str) -> None:
+    """Send `notifications/elicitation/complete` for the URL question `key` of this request."""
+    from .sessions import LegacyCall
+
+    if not isinstance(call, LegacyCall) or call.session.version < "2025-11-25":
+        return
+    note = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete",
+            "params": {"elicitationId": elicitation_id(call.session, ctx.request_id, key)}}
+    call.emit(note)
+
+
+def _prepare(call: Any, requests: Mapping[str, Mapping[str, Any]], request_id: Any) -> dict[str, dict[str, Any]]:
     """Check each question (handler bugs are -32603) and what the client can answer; build the wire form."""
     from ..kinds import missing_capabilities
     from ..mrtr.admission import check_requests
@@ -77,10 +115,12 @@ def _prepare(call: Any, requests: Mapping[str, Mapping[str, Any]]) -> dict[str, 
             "when it connected",
             missing,
         )
-    return {key: _wire_params(session.version, request) for key, request in requests.items()}
+    return {key: _wire_params(session, request, elicitation_id(session, request_id, key))
+            for key, request in requests.items()}
 
 
-def _wire_params(version: str, request: Mapping[str, Any]) -> dict[str, Any]:
+def _wire_params(session: Any, request: Mapping[str, Any], url_id: str) -> dict[str, Any]:
+    version = session.version
     params = dict(request.get("params") or {})
     if request.get("method") == "elicitation/create":
         mode = params.get("mode", "form")
@@ -89,15 +129,32 @@ def _wire_params(version: str, request: Mapping[str, Any]) -> dict[str, Any]:
                 raise ClientCannotAnswer(
                     f"URL elicitation needs protocol 2025-11-25; this session speaks {version}"
                 )
-            params["elicitationId"] = uuid.uuid4().hex
+            params["elicitationId"] = url_id
         elif version < "2025-11-25":
             params.pop("mode", None)  # form mode was implicit before 2025-11-25
     return params
 
 
 async def _ask(call: Any, requests: Mapping[str, Mapping[str, Any]], wire: dict[str, dict[str, Any]],
-               single: str | None) -> Any:
+               book: dict[str, Any], found: dict[str, Any], single: str | None) -> Any:
     from ..kinds import kind_for
+    from ..mrtr.ask import digest
+
+    raw = await _send(call, requests, wire)
+    answers = dict(found)
+    for key, value in raw.items():
+        try:
+            answers[key] = kind_for(requests[key]).read_answer(requests[key], value)
+        except ValueError as err:
+            raise invalid_params(f"Invalid input response for '{key}': {err}") from None
+        # Recorded like an answer from a retry, so a later in-process round carries it.
+        book[key] = [digest(requests[key]), value]
+    return answers[single] if single is not None else answers
+
+
+async def _send(call: Any, requests: Mapping[str, Mapping[str, Any]],
+                wire: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Send every question, wait for every answer (bounded by `ask_timeout`); raw answers by key."""
     from .sessions import ClientRefused
 
     session = call.session
@@ -116,19 +173,15 @@ async def _ask(call: Any, requests: Mapping[str, Mapping[str, Any]], wire: dict[
                 await asyncio.wait(futures)
         except TimeoutError:
             raise AskTimeout(f"The client did not answer within {timeout:g} s") from None
-        answers: dict[str, Any] = {}
+        raw: dict[str, Any] = {}
         for key, (_, fut) in sent.items():
             if fut.cancelled():
                 raise asyncio.CancelledError
             exc = fut.exception()
             if isinstance(exc, ClientRefused):
                 raise AskRejected(key, exc.error)
-            raw = fut.result()
-            try:
-                answers[key] = kind_for(requests[key]).read_answer(requests[key], raw)
-            except ValueError as err:
-                raise invalid_params(f"Invalid input response for '{key}': {err}") from None
-        return answers[single] if single is not None else answers
+            raw[key] = fut.result()
+        return raw
     finally:
         for rid, fut in sent.values():
             call.asks.discard(fut)
@@ -142,4 +195,7 @@ async def _ask(call: Any, requests: Mapping[str, Mapping[str, Any]], wire: dict[
                            "params": {"requestId": rid, "reason": "no longer needed"}})
 
 
-__all__ = ["AskError", "AskRejected", "AskTimeout", "ClientCannotAnswer", "ask_back_channel"]
+__all__ = [
+    "AskError", "AskRejected", "AskTimeout", "ClientCannotAnswer", "ask_back_channel", "collect",
+    "elicitation_complete",
+]

@@ -57,29 +57,43 @@ class ModernDialect:
         """Admit an input_required outcome and encode it, sealing the state for the next round."""
         from ..mrtr.admission import admit
 
-        book = ctx._mrtr
-        requests = dict(outcome.input_requests)
-        if book is not None and book.pending:
-            for key, request in book.pending.items():
-                requests.setdefault(key, request)
-        policy = ctx.server.state_policy
-        token: str | None
-        if policy is None:
-            if outcome.state is not None and not isinstance(outcome.state, str):
-                raise internal_error("with state=None, InputRequired.state must be a string")
-            if book is not None and book.answers:
-                raise internal_error("ctx.ask needs a StatePolicy to carry answers between rounds")
-            token = outcome.state
-        else:
-            env = envelope_for(ctx, outcome.state, requests)
-            token = None if env is None else policy.seal_for(ctx, env)
+        requests, token = seal_outcome(ctx, outcome)
         admit(ctx, requests, token is not None)
-        result: dict[str, Any] = {"resultType": "input_required"}
-        if requests:
-            result["inputRequests"] = requests
-        if token is not None:
-            result["requestState"] = token
+        return input_required_result(requests, token)
+
+    async def settle(self, core: Core, req: Request, result: dict[str, Any], again: Any) -> dict[str, Any]:
+        """An input_required result goes to the client as it is: it retries over the wire."""
         return result
+
+
+def seal_outcome(ctx: Context, outcome: InputRequired) -> tuple[dict[str, Any], str | None]:
+    """The round's questions (explicit and `ctx.ask` ones) and the sealed state for the next."""
+    book = ctx._mrtr
+    requests = dict(outcome.input_requests)
+    if book is not None and book.pending:
+        for key, request in book.pending.items():
+            requests.setdefault(key, request)
+    policy = ctx.server.state_policy
+    token: str | None
+    if policy is None:
+        if outcome.state is not None and not isinstance(outcome.state, str):
+            raise internal_error("with state=None, InputRequired.state must be a string")
+        if book is not None and book.answers:
+            raise internal_error("ctx.ask needs a StatePolicy to carry answers between rounds")
+        token = outcome.state
+    else:
+        env = envelope_for(ctx, outcome.state, requests)
+        token = None if env is None else policy.seal_for(ctx, env)
+    return requests, token
+
+
+def input_required_result(requests: dict[str, Any], token: str | None) -> dict[str, Any]:
+    result: dict[str, Any] = {"resultType": "input_required"}
+    if requests:
+        result["inputRequests"] = requests
+    if token is not None:
+        result["requestState"] = token
+    return result
 
 
 async def run_component(ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: dict[str, Any]) -> Any:

@@ -5,7 +5,7 @@ dispatch lives in `core.py` (with the method table in `methods.py`), transports 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .components import (
@@ -18,6 +18,7 @@ from .components import (
     tool_wire,
 )
 from .lifespan import Lifespan
+from .middleware import Middleware, check_middleware
 from .templates import UriTemplate
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ class Server:
     `max_listen_streams` / `max_listen_per_principal` the open `subscriptions/listen` streams.
     `auth` is a `rondo.auth.ResourceServer`: HTTP then requires OAuth bearer tokens (stdio
     stays unauthenticated: its credentials come from the environment).
+    `middleware` is a list of `async (request, call_next)` run around every request, first
+    outermost (docs/middleware.md). `tracing=True` (or an OpenTelemetry `TracerProvider`)
+    gives every request a span; it needs `opentelemetry-api` (docs/tracing.md).
     """
 
     def __init__(
@@ -77,6 +81,8 @@ class Server:
         max_listen_per_principal: int = 100,
         auth: ResourceServer | None = None,
         warn_undocumented: bool = True,
+        middleware: Sequence[Middleware] | None = None,
+        tracing: Any = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError("a server needs a non-empty name")
@@ -117,6 +123,8 @@ class Server:
         self.max_listen_per_principal = max_listen_per_principal
         # A tool without a docstring or type hints gets a one-line warning when registered.
         self.warn_undocumented = warn_undocumented
+        self.middleware = check_middleware(middleware, "Server")
+        self.tracing = check_tracing(tracing)
         if state is _DEFAULT:
             from ..state import StatePolicy
 
@@ -157,6 +165,7 @@ class Server:
         thread: bool = False,
         scopes: list[str] | None = None,
         task: str | None = None,
+        middleware: Sequence[Middleware] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -175,6 +184,7 @@ class Server:
         thread: bool = False,
         scopes: list[str] | None = None,
         task: str | None = None,
+        middleware: Sequence[Middleware] | None = None,
     ) -> Any:
         """Register a function as a tool; its parameters' type hints become the input schema.
 
@@ -185,6 +195,8 @@ class Server:
         """
         if task is not None and task not in TASK_MODES:
             raise ValueError(f"task must be None, 'optional' or 'required', got {task!r}")
+
+        own_middleware = check_middleware(middleware, f"tool {name or ''}".strip())
 
         def register(f: F) -> F:
             from .schema import tool_signature
@@ -216,7 +228,7 @@ class Server:
                 meta=meta,
             )
             self._scopes("tool", tool_name, scopes)
-            self.tools[tool_name] = Tool(tool_name, f, sig, wire, task)
+            self.tools[tool_name] = Tool(tool_name, f, sig, wire, task, own_middleware)
             if task is not None:
                 self._want_tasks()
             self._changed("tools")
@@ -241,6 +253,7 @@ class Server:
         cache_scope: str | None = None,
         thread: bool = False,
         scopes: list[str] | None = None,
+        middleware: Sequence[Middleware] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource at a static URI, or a template such as `notes://{id}`.
 
@@ -249,6 +262,7 @@ class Server:
         check_cache(ttl_ms, cache_scope)
         if not isinstance(uri, str) or ":" not in uri:
             raise ValueError(f"resource URI must be absolute (have a scheme), got {uri!r}")
+        own_middleware = check_middleware(middleware, f"resource {uri}")
 
         def register(f: F) -> F:
             from .schema import template_signature
@@ -281,10 +295,11 @@ class Server:
                     wire[key] = value
             if "{" in uri:
                 self.templates[uri] = Resource(
-                    uri, f, sig, wire, mime_type, ttl_ms, cache_scope, template
+                    uri, f, sig, wire, mime_type, ttl_ms, cache_scope, template, own_middleware
                 )
             else:
-                self.resources[uri] = Resource(uri, f, sig, wire, mime_type, ttl_ms, cache_scope)
+                self.resources[uri] = Resource(uri, f, sig, wire, mime_type, ttl_ms, cache_scope,
+                                               middleware=own_middleware)
             self._changed("resources")
             return f
 
@@ -305,6 +320,7 @@ class Server:
         meta: dict[str, Any] | None = None,
         thread: bool = False,
         scopes: list[str] | None = None,
+        middleware: Sequence[Middleware] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -319,11 +335,14 @@ class Server:
         meta: dict[str, Any] | None = None,
         thread: bool = False,
         scopes: list[str] | None = None,
+        middleware: Sequence[Middleware] | None = None,
     ) -> Any:
         """Register a prompt; its string parameters become the prompt's arguments.
 
         `thread=True` runs a blocking plain `def` handler in a worker thread.
         """
+
+        own_middleware = check_middleware(middleware, f"prompt {name or ''}".strip())
 
         def register(f: F) -> F:
             from .schema import prompt_signature
@@ -345,7 +364,7 @@ class Server:
             if arguments:
                 wire["arguments"] = arguments
             self._scopes("prompt", prompt_name, scopes)
-            self.prompts[prompt_name] = Prompt(prompt_name, f, sig, wire)
+            self.prompts[prompt_name] = Prompt(prompt_name, f, sig, wire, own_middleware)
             self._changed("prompts")
             return f
 
@@ -572,3 +591,14 @@ def _unannotated(fn: Callable[..., Any], context_param: str | None) -> bool:
     names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
     hints = getattr(fn, "__annotations__", {})
     return any(name not in hints and name != context_param for name in names)
+
+
+def check_tracing(tracing: Any) -> Any:
+    """None/False: off, nothing imported. True or a TracerProvider: on, and opentelemetry-api
+    must be importable now (misconfiguration fails at start-up)."""
+    if tracing is None or tracing is False:
+        return None
+    from .tracing import require_otel
+
+    require_otel()
+    return tracing

@@ -376,7 +376,8 @@ class HttpApp:
 
             try:
                 result = await core.dispatch(
-                    Request(rid, method, params, env, core.modern, emit=keep, auth=auth))
+                    Request(rid, method, params, env, core.modern, emit=keep, auth=auth,
+                            headers=scope.get("headers", ())))
                 response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
             except McpError as exc:
                 response = error_response(rid, exc)
@@ -412,7 +413,8 @@ class HttpApp:
                 task.cancel()
 
         task = loop.create_task(
-            core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth)))
+            core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth,
+                                 headers=scope.get("headers", ()))))
         task.add_done_callback(lambda _t: poke())
         watcher: asyncio.Task[None] | None = None
 

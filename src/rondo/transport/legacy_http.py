@@ -352,7 +352,8 @@ class LegacyHttp:
             box.poke()
 
         call = LegacyCall(session, push, closer)
-        task = loop.create_task(self.dialect.answer(session, msg, call, scope.get("auth")))
+        task = loop.create_task(self.dialect.answer(session, msg, call, scope.get("auth"),
+                                                    scope.get("headers", ())))
         session.inflight.track(msg["id"], task)
 
         def finished(t: asyncio.Task[Any]) -> None:

@@ -1,0 +1,217 @@
+"""OpenTelemetry spans for the requests a server answers (optional: `opentelemetry-api`).
+
+Imported only when a server is built with `tracing=...`; without it nothing here (and nothing
+of OpenTelemetry) is loaded. One SERVER span per request, named and attributed after the
+OpenTelemetry semantic conventions for MCP; its parent comes from W3C trace context in the
+request's `_meta` (`traceparent`, `tracestate`, `baggage`), else from the HTTP headers.
+
+The rounds of one MRTR flow are separate requests, so separate spans, usually in separate
+traces. What ties them is a flow record the framework seals into the request state (`f` in the
+envelope, see `mrtr/ask.py`): the flow id, the round number, and the first round's span
+context. Every later round's span carries the same `rondo.mcp.flow.id` and links to the first.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..wire.errors import McpError
+
+if TYPE_CHECKING:
+    from .context import Context
+    from .request import Request
+
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+_HEADER_KEYS = {k.encode(): k for k in TRACE_KEYS}
+FLOW_ID = "rondo.mcp.flow.id"
+FLOW_ROUND = "rondo.mcp.flow.round"
+ERA = "rondo.mcp.era"
+
+
+def require_otel() -> None:
+    try:
+        import opentelemetry.trace  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "tracing needs the OpenTelemetry API: pip install 'rondo-mcp[otel]'"
+        ) from None
+
+
+class Tracer:
+    """The span around `Core.dispatch` and the flow bookkeeping in `Core.invoke`."""
+
+    __slots__ = ("_tracer", "_trace", "_kind", "_error", "_propagators", "_attach", "_detach",
+                 "_noop", "_global", "on", "_next_check", "_clock")
+
+    def __init__(self, setting: Any) -> None:
+        from opentelemetry import context, trace
+        from opentelemetry.baggage.propagation import W3CBaggagePropagator
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        from .. import __version__
+
+        provider = None if setting is True else setting
+        self._tracer = trace.get_tracer("rondo", __version__, tracer_provider=provider)
+        # Until some TracerProvider is installed, every span would be the API's no-op one:
+        # then skip the span machinery entirely (the "tracing on, no exporter" cost).
+        self._noop = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+        self._global = trace.get_tracer_provider if provider is None else None
+        self.on = provider is not None and not isinstance(provider, self._noop)
+        self._next_check = 0.0
+        self._clock = time.monotonic
+        self._trace = trace
+        self._kind = trace.SpanKind.SERVER
+        self._error = trace.StatusCode.ERROR
+        self._propagators = (TraceContextTextMapPropagator(), W3CBaggagePropagator())
+        self._attach = context.attach
+        self._detach = context.detach
+
+    def parent(self, req: Request) -> Any:
+        """The caller's context: `_meta` trace keys first, then HTTP headers; None if neither."""
+        carrier: dict[str, str] = {}
+        headers = req.headers
+        if headers:
+            for name, value in headers:
+                key = _HEADER_KEYS.get(name.lower())
+                if key is not None:
+                    carrier[key] = value.decode("latin-1")
+        meta = req.params.get("_meta")
+        if isinstance(meta, dict):
+            for key in TRACE_KEYS:
+                value = meta.get(key)
+                if isinstance(value, str):
+                    carrier[key] = value
+        if not carrier:
+            return None
+        context = None
+        for propagator in self._propagators:
+            context = propagator.extract(carrier, context=context)
+        return context
+
+    def active(self) -> bool:
+        """False while every span would be a no-op (no global TracerProvider installed yet).
+
+        Looking the global provider up costs microseconds, so it is done at most once a second
+        until one is installed (usually at start-up); from then on spans are always made.
+        """
+        if self.on:
+            return True
+        current = self._global
+        if current is None:
+            return False  # a no-op provider was given explicitly
+        now = self._clock()
+        if now < self._next_check:
+            return False
+        self._next_check = now + 1.0
+        self.on = not isinstance(current(), self._noop)
+        return self.on
+
+    async def around(
+        self, req: Request, inner: Callable[[Request], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        method = req.method
+        params = req.params
+        attrs: dict[str, Any] = {
+            "mcp.method.name": method,
+            "jsonrpc.request.id": str(req.id),
+            "mcp.protocol.version": req.env.version,
+            ERA: str(req.dialect.era),
+            "network.transport": "tcp" if req.headers is not None else "pipe",
+        }
+        if req.headers is not None:
+            attrs["network.protocol.name"] = "http"
+        call = req.call
+        if call is not None:
+            attrs["mcp.session.id"] = call.session.id
+        target = None
+        name = params.get("name")
+        if method == "tools/call" and isinstance(name, str):
+            target = attrs["gen_ai.tool.name"] = name
+            attrs["gen_ai.operation.name"] = "execute_tool"
+        elif method == "prompts/get" and isinstance(name, str):
+            target = attrs["gen_ai.prompt.name"] = name
+        elif method == "resources/read" and isinstance(params.get("uri"), str):
+            attrs["mcp.resource.uri"] = params["uri"]  # an attribute, not the span name: cardinality
+        span_name = f"{method} {target}" if target else method
+        parent = self.parent(req)
+        # Made current, not only the span's parent: the caller's baggage reaches the handler.
+        token = self._attach(parent) if parent is not None else None
+        try:
+            return await self._span(req, inner, span_name, attrs)
+        finally:
+            if token is not None:
+                self._detach(token)
+
+    async def _span(self, req: Request, inner: Callable[[Request], Awaitable[dict[str, Any]]],
+                    span_name: str, attrs: dict[str, Any]) -> dict[str, Any]:
+        with self._tracer.start_as_current_span(
+            span_name, kind=self._kind, attributes=attrs,
+            record_exception=False, set_status_on_exception=False,
+        ) as span:
+            try:
+                result = await inner(req)
+            except McpError as exc:
+                code = str(exc.code)
+                span.set_attribute("error.type", code)
+                span.set_attribute("rpc.response.status_code", code)
+                span.set_status(self._error, exc.message)
+                raise
+            except Exception as exc:
+                span.set_attribute("error.type", type(exc).__qualname__)
+                span.set_status(self._error)
+                raise
+            if result.get("isError") is True:
+                span.set_attribute("error.type", "tool_error")
+                span.set_status(self._error)
+            return result
+
+    def round(self, ctx: Context) -> None:
+        """After the request state is open: name this round's flow and link to its first round."""
+        span = self._trace.get_current_span()
+        if not span.is_recording():
+            return
+        flow = ctx._flow
+        first = _span_context(self._trace, flow)
+        if first is None:
+            here = span.get_span_context()
+            flow = {"id": secrets.token_hex(8), "n": 1, "t": format(here.trace_id, "032x"),
+                    "s": format(here.span_id, "016x")}
+        else:
+            flow = {**flow, "n": int(flow.get("n", 1)) + 1}
+            span.add_link(first, {FLOW_ID: flow["id"]})
+        ctx._flow = flow
+        span.set_attribute(FLOW_ID, flow["id"])
+        span.set_attribute(FLOW_ROUND, flow["n"])
+
+
+def _span_context(trace: Any, flow: Any) -> Any:
+    """The first round's span context from a sealed flow record, or None if it is not one."""
+    if not isinstance(flow, dict) or not isinstance(flow.get("id"), str):
+        return None
+    try:
+        trace_id = int(flow["t"], 16)
+        span_id = int(flow["s"], 16)
+        rounds = flow.get("n", 1)
+        if not isinstance(rounds, int) or isinstance(rounds, bool):
+            return None
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (0 < trace_id < 1 << 128 and 0 < span_id < 1 << 64):
+        return None
+    return trace.SpanContext(trace_id, span_id, is_remote=True,
+                             trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
+
+
+def inject(meta: dict[str, Any]) -> None:
+    """Put the current trace context and baggage into a request's `_meta` (the client side)."""
+    from opentelemetry.baggage.propagation import W3CBaggagePropagator
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    TraceContextTextMapPropagator().inject(meta)
+    W3CBaggagePropagator().inject(meta)
+
+
+__all__ = ["FLOW_ID", "FLOW_ROUND", "TRACE_KEYS", "Tracer", "inject", "require_otel"]
