@@ -27,7 +27,6 @@ from ..wire.errors import (
     INVALID_REQUEST,
     LEGACY_RESOURCE_NOT_FOUND,
     McpError,
-    internal_error,
     invalid_params,
 )
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
