@@ -90,8 +90,11 @@ class Stream:
         if len(events) >= self.limit:
             self._release(len(events.popleft()[1]))
         events.append((self.seq, frame))
-        if self.state is not None:
-            self.state.charge(len(frame), self)
+        state = self.state
+        if state is not None:
+            if len(events) == 1:
+                state.holding[self] = None
+            state.charge(len(frame), self)
         if self.conn is not None:
             self.conn.poke()
 
@@ -103,15 +106,11 @@ class Stream:
     def after(self, seq: int) -> list[bytes]:
         return [frame for s, frame in self.events if s > seq]
 
-    def drop_oldest(self, keep: int) -> bool:
-        if len(self.events) <= keep:
-            return False
-        self._release(len(self.events.popleft()[1]))
-        return True
-
     def release_all(self) -> None:
         self._release(sum(len(frame) for _, frame in self.events))
         self.events.clear()
+        if self.state is not None:
+            self.state.holding.pop(self, None)
 
     def _release(self, size: int) -> None:
         if self.state is not None:
@@ -138,7 +137,8 @@ class Conn:
 class HttpState:
     """Per-session HTTP state: its streams and how many connections are live."""
 
-    __slots__ = ("streams", "next_stream", "standalone", "live", "closed", "budget", "used", "gets")
+    __slots__ = ("streams", "next_stream", "standalone", "live", "closed", "budget", "used", "gets",
+                 "holding")
 
     def __init__(self, budget: ReplayBudget | None = None) -> None:
         self.streams: dict[int, Stream] = {}
@@ -149,6 +149,10 @@ class HttpState:
         self.budget = budget or ReplayBudget(256 * 1024, 64 * 1024 * 1024)
         self.used = 0  # bytes of replayable events this session keeps
         self.gets = 0  # GET streams open
+        # Streams that hold events charged here, oldest first (a dict as an ordered set). The
+        # budget drops from these alone: scanning every stream on every push made a flood of
+        # small notifications quadratic.
+        self.holding: dict[Stream, None] = {}
 
     def open_stream(self, limit: int = REPLAY_LIMIT) -> Stream:
         self.next_stream += 1
@@ -171,27 +175,38 @@ class HttpState:
 
     def charge(self, size: int, current: Stream) -> None:
         """Count a new event; over the session's or the endpoint's budget, drop the oldest
-        events, from streams nobody reads first, never the event just added."""
+        events, from streams nobody reads first, never the event just added. Called for every
+        event a session emits, so the loop stays inline."""
         budget = self.budget
         self.used += size
         budget.used += size
+        holding = self.holding
         while self.used > budget.per_session or budget.used > budget.total:
-            if not self._drop_one(current):
+            victim = self._victim(current)
+            if victim is None:
                 return
+            events = victim.events
+            dropped = len(events.popleft()[1])
+            self.used -= dropped
+            budget.used -= dropped
+            if not events:
+                del holding[victim]
 
     def release(self, size: int) -> None:
         self.used -= size
         self.budget.used -= size
 
-    def _drop_one(self, current: Stream) -> bool:
-        streams = tuple(self.streams.values())
-        for stream in streams:
-            if stream.conn is None and stream is not current and stream.drop_oldest(0):
-                return True
-        for stream in streams:
-            if stream.drop_oldest(1 if stream is current else 0):
-                return True
-        return current.number not in self.streams and current.drop_oldest(1)
+    def _victim(self, current: Stream) -> Stream | None:
+        """The stream whose oldest event goes next: one nobody reads, then any other, then the
+        current one down to its newest event. Every stream in `holding` has an event, so only
+        streams with a reader (a few per session) are walked past."""
+        for stream in self.holding:
+            if stream.conn is None and stream is not current:
+                return stream
+        for stream in self.holding:
+            if stream is not current:
+                return stream
+        return current if len(current.events) > 1 else None
 
     def notify(self, msg: dict[str, Any]) -> None:
         if self.standalone is not None:
