@@ -4,11 +4,13 @@
 
 Prints one line per module (statements, missed, percent) and exits 1 if any module is under the
 floor, or if a module of src/rondo was never imported at all (it then has no data: 0%).
+Modules the coverage config omits (`[tool.coverage.run] omit`, each with its reason) are left out.
 """
 
 from __future__ import annotations
 
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import coverage
@@ -22,8 +24,11 @@ def table(data_file: str) -> list[tuple[str, int, int]]:
     cov = coverage.Coverage(data_file=data_file, config_file=str(ROOT / "pyproject.toml"))
     cov.load()
     measured = {Path(f).resolve() for f in cov.get_data().measured_files()}
+    omit = [*(cov.config.run_omit or []), *(cov.config.report_omit or [])]
     rows = []
     for path in sorted(PACKAGE.rglob("*.py")):
+        if any(fnmatch(path.as_posix(), pattern) for pattern in omit):
+            continue
         _, statements, _, missing, _ = cov.analysis2(str(path))
         if not statements:
             continue
