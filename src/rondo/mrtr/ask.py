@@ -42,8 +42,8 @@ class AskBook:
         *,
         sealed: bool = False,
     ) -> None:
-        self.carried: dict[str, Any] = dict(carried) if isinstance(carried, Mapping) else {}
-        self.asked: dict[str, Any] = dict(asked) if isinstance(asked, Mapping) else {}
+        self.carried: dict[str, Any] = _owned(carried)
+        self.asked: dict[str, Any] = _owned(asked)
         # True when this round came with our sealed state: then only answers to the questions
         # that state says were asked count, and carried answers cannot be overridden.
         self.sealed = sealed
@@ -51,6 +51,16 @@ class AskBook:
         self.pending: dict[str, Any] = {}
         # key -> (question, its digest) for the questions asked this round
         self.digests: dict[str, tuple[Any, str]] = {}
+
+
+def _owned(value: Any) -> dict[str, Any]:
+    # None on every first round; a freshly decoded dict on a retry (the plain-dict tests skip
+    # the slower abstract Mapping check on the hot path).
+    if value is None:
+        return {}
+    if type(value) is dict or isinstance(value, Mapping):
+        return dict(value)
+    return {}
 
 
 def book_of(ctx: Any) -> AskBook:
