@@ -7,8 +7,7 @@ answered by a stale answer. Nothing is kept in the server between rounds.
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import binascii
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -25,9 +24,16 @@ ASKED = "q"
 FLOW = "f"
 
 
+_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def digest(request: Mapping[str, Any]) -> str:
+    """Base64url of the first 12 bytes of SHA-256 over the canonical question (16 characters)."""
+    from hashlib import sha256  # with the first question asked: start-up skips OpenSSL
+
     canonical = msgspec.json.encode(request, order="sorted")
-    return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()[:12]).decode()
+    raw = sha256(canonical).digest()[:12]
+    return binascii.b2a_base64(raw, newline=False).translate(_TO_URLSAFE).decode()
 
 
 class AskBook:

@@ -450,11 +450,11 @@ class Server:
             self._install_tasks()
 
     def _install_tasks(self) -> None:
-        from .tasks.record import EXTENSION
+        if not any(t.task for t in self.tools.values()):
+            return  # no task-opted tool: the tasks package (and asyncio with it) stays unloaded
+        from .tasks import EXTENSION, Tasks
 
-        if EXTENSION not in self.extensions and any(t.task for t in self.tools.values()):
-            from .tasks import Tasks
-
+        if EXTENSION not in self.extensions:
             self.extension(Tasks())
 
     def _add_method(self, method: Method) -> None:
