@@ -6,7 +6,6 @@ A value that cannot travel as a plain header value is sent as `=?base64?<Base64 
 
 from __future__ import annotations
 
-import binascii
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -50,6 +49,7 @@ def decode_value(raw: str) -> str:
     if len(raw) >= len(_PREFIX) + len(_SUFFIX) and raw.startswith(_PREFIX) and raw.endswith(_SUFFIX):
         payload = raw[len(_PREFIX) : -len(_SUFFIX)]
         import base64  # the rare encoded value; plain ones keep start-up free of it
+        import binascii
 
         try:
             data = base64.b64decode(payload, validate=True)
