@@ -7,8 +7,6 @@ answered by a stale answer. Nothing is kept in the server between rounds.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -25,9 +23,17 @@ ASKED = "q"
 FLOW = "f"
 
 
+_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def digest(request: Mapping[str, Any]) -> str:
+    """Base64url of the first 12 bytes of SHA-256 over the canonical question (16 characters)."""
+    from binascii import b2a_base64  # with the first question asked: start-up skips both
+    from hashlib import sha256
+
     canonical = msgspec.json.encode(request, order="sorted")
-    return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()[:12]).decode()
+    raw = sha256(canonical).digest()[:12]
+    return b2a_base64(raw, newline=False).translate(_TO_URLSAFE).decode()
 
 
 class AskBook:

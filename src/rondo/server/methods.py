@@ -7,9 +7,7 @@ something (`suspends`). Extensions and `Server.method` add rows; dispatch never 
 
 from __future__ import annotations
 
-import base64
 import inspect
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +20,7 @@ from ..wire.errors import (
     method_not_found,
     resource_not_found,
 )
+from ..wire.logs import logger
 from ..wire.meta import LOG_LEVEL_RANK, MODERN_VERSIONS, SUBSCRIPTION_ID
 from .content import ToolError, prompt_messages, resource_contents, text, tool_result
 
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from .core import Core
     from .request import Request
 
-log = logging.getLogger("rondo.server")
+log = logger("rondo.server")
 
 Handler = Callable[["Core", "Request"], Awaitable[dict[str, Any]]]
 BOTH = frozenset({MODERN, LEGACY})
@@ -393,12 +392,16 @@ BUILTIN: tuple[Method, ...] = (
 
 
 def _encode_cursor(offset: int) -> str:
+    import base64  # only lists longer than a page have cursors
+
     return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
 
 
 def _decode_cursor(cursor: Any, total: int) -> int:
     if not isinstance(cursor, str):
         raise invalid_params("Invalid cursor")
+    import base64
+
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         if not raw.startswith("o"):
