@@ -297,7 +297,7 @@ async def listen(core: Core, req: Request) -> dict[str, Any]:
     wanted = req.params.get("notifications")
     if not isinstance(wanted, dict):
         raise invalid_params("subscriptions/listen needs a notifications filter object")
-    caps = core.server.capabilities()
+    server = core.server
     honoured: dict[str, Any] = {}
     flags: set[str] = set()
     for flag, cap in (
@@ -305,7 +305,8 @@ async def listen(core: Core, req: Request) -> dict[str, Any]:
         ("promptsListChanged", "prompts"),
         ("resourcesListChanged", "resources"),
     ):
-        if wanted.get(flag) is True and caps.get(cap, {}).get("listChanged"):
+        # Every list this server advertises has listChanged: the gate is whether it serves it.
+        if wanted.get(flag) is True and server.serves(cap):
             honoured[flag] = True
             flags.add(flag)
     uris: tuple[str, ...] = ()
@@ -313,7 +314,7 @@ async def listen(core: Core, req: Request) -> dict[str, Any]:
     if subs is not None:
         if not isinstance(subs, list) or not all(isinstance(u, str) for u in subs):
             raise invalid_params("resourceSubscriptions must be an array of URIs")
-        if caps.get("resources", {}).get("subscribe"):
+        if server.serves("resources"):
             uris = tuple(subs)
             honoured["resourceSubscriptions"] = list(subs)
     rid = req.id
@@ -355,7 +356,7 @@ async def set_level(core: Core, req: Request) -> dict[str, Any]:
 
 
 async def subscribe(core: Core, req: Request) -> dict[str, Any]:
-    if not core.server.capabilities().get("resources", {}).get("subscribe"):
+    if not core.server.serves("resources"):  # resources always advertise subscribe
         raise method_not_found(req.method)
     uri = req.params.get("uri")
     if not isinstance(uri, str) or not uri:
