@@ -76,15 +76,6 @@ setup_authserver() {
     (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
     echo "$want" >"$stamp"
   fi
-  # The Inspector CLI (mcpdo) for the end-to-end sign-in test, in its own folder.
-  dir=tests/authserver/inspector
-  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
-  stamp="$dir/node_modules/.lock.sha256"
-  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-    say "installing the pinned MCP Inspector CLI into $dir/node_modules"
-    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-    echo "$want" >"$stamp"
-  fi
 }
 
 setup_interop_node() {

@@ -63,7 +63,8 @@ def test_the_official_typescript_client_signs_in_and_completes_an_mrtr_flow(prot
     assert "MRTR flow" in lines[2] and "step-up" in lines[3]
 
 
-INSPECTOR = ROOT / "tests" / "authserver" / "inspector" / "node_modules" / ".bin" / "mcpdo"
+# The Inspector CLI the interop checks pin (interop/package.json): one install for both.
+INSPECTOR = ROOT / "interop" / "node_modules" / ".bin" / "mcpdo"
 
 
 def test_the_inspector_cli_signs_in_and_completes_an_mrtr_flow(protected, tmp_path):
@@ -73,7 +74,7 @@ def test_the_inspector_cli_signs_in_and_completes_an_mrtr_flow(protected, tmp_pa
     import json
     from urllib.parse import quote
 
-    assert INSPECTOR.exists(), "tests/authserver/inspector not installed: run bash scripts/setup.sh"
+    assert INSPECTOR.exists(), "interop/node_modules not installed: run bash scripts/setup.sh"
     env = {**os.environ, "HOME": str(tmp_path), "MCP_INSPECTOR_SECRET_STORE": "file",
            "NODE_NO_WARNINGS": "1",
            "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}

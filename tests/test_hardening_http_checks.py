@@ -89,3 +89,36 @@ def test_an_enormous_integer_is_a_number_too_large_not_invalid_json() -> None:
     assert answer["error"] == {"code": PARSE_ERROR, "message": "Parse error: number too large"}
     bad = b'{"jsonrpc":'
     assert post(app(), bad, headers())[1]["error"]["message"] == "Parse error: invalid JSON"
+
+
+# Accept and Host verdicts are remembered per distinct value (a bounded memo): the verdict for a
+# value must not depend on what came before it, and filling the memo must not change any.
+ACCEPTS = [b"application/json", b"text/html", b"*/*", b"image/png;q=1", b"text/event-stream", b""]
+
+
+def test_accept_verdicts_do_not_depend_on_order_or_on_a_full_memo() -> None:
+    from rondo.transport.checks import header_problem
+
+    def verdict(value: bytes) -> int | None:
+        problem = header_problem({b"accept": [value]} if value else {}, "POST")
+        return None if problem is None else problem[0]
+
+    first = {value: verdict(value) for value in ACCEPTS}
+    assert first == {b"application/json": None, b"text/html": 406, b"*/*": None,
+                     b"image/png;q=1": 406, b"text/event-stream": None, b"": 406}
+    for i in range(600):  # past the memo's bound: it is cleared, never wrong
+        assert verdict(b"image/x%d" % i) == 406
+    assert {value: verdict(value) for value in reversed(ACCEPTS)} == first
+    # Repeated Accept headers are judged on all their values together.
+    assert header_problem({b"accept": [b"image/png", b"application/json"]}, "POST") is None
+
+
+def test_host_verdicts_stay_right_across_many_hosts() -> None:
+    served = app()
+    body = msgspec.json.encode(MSG)
+    base = [h for h in headers() if h[0] != b"host"]
+    assert post(served, body, [(b"host", b"127.0.0.1:9")] + base)[0] == 200
+    for i in range(300):  # more distinct hosts than the memo keeps
+        assert post(served, body, [(b"host", b"evil%d.example" % i)] + base)[0] == 403
+    assert post(served, body, [(b"host", b"localhost")] + base)[0] == 200
+    assert post(served, body, [(b"host", b"evil0.example")] + base)[0] == 403

@@ -6,7 +6,9 @@ spawn on demand.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .wire.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -47,18 +49,7 @@ if TYPE_CHECKING:
     from .wire.errors import McpError as McpError
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    if name in _MODULES:
-        module = importlib.import_module(f"rondo.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'rondo' has no attribute {name!r}")
+__getattr__ = lazy_exports("rondo", globals(), _EXPORTS, _MODULES)
 
 
 __all__ = [*_EXPORTS, *sorted(_MODULES)]

@@ -13,7 +13,9 @@ the `auth` extra) only when a JWT verifier is built. See docs/auth.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..wire.lazy import lazy_exports
 
 _EXPORTS = {
     "ResourceServer": "rondo.auth.config",
@@ -37,14 +39,7 @@ if TYPE_CHECKING:
     from .principal import principal_of as principal_of
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'rondo.auth' has no attribute {name!r}")
+__getattr__ = lazy_exports("rondo.auth", globals(), _EXPORTS)
 
 
 __all__ = list(_EXPORTS)

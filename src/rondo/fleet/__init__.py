@@ -6,7 +6,9 @@ for it. Redis pieces live in their own module (`redis_bus`) and need `rondo[redi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..wire.lazy import lazy_exports
 
 _EXPORTS = {
     "Bus": "rondo.fleet.bus",
@@ -30,14 +32,7 @@ if TYPE_CHECKING:
     from .redis_bus import RedisBus as RedisBus
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'rondo.fleet' has no attribute {name!r}")
+__getattr__ = lazy_exports("rondo.fleet", globals(), _EXPORTS)
 
 
 __all__ = list(_EXPORTS)

@@ -9,18 +9,41 @@ here and one more module beside this one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import MISSING, Capabilities, Kind, NotDeclared, json_type, merge_capabilities
-from .elicit import FORM, URL, ElicitResult
-from .roots import ROOTS, Root, RootList
-from .sampling import SAMPLING, SamplingResult
 
-KINDS: tuple[Kind, ...] = (FORM, URL, SAMPLING, ROOTS)
+if TYPE_CHECKING:
+    from .elicit import ElicitResult as ElicitResult
+    from .roots import Root as Root
+    from .roots import RootList as RootList
+    from .sampling import SamplingResult as SamplingResult
+
+    KINDS: tuple[Kind, ...]
+    METHODS: frozenset[str]  # what a 2025-11-25 client may be asked
+
+# The table is built on first use, so importing `rondo.elicit` (say) for a server's module-level
+# questions does not load the sampling and roots kinds as well.
 _BY_METHOD: dict[str, tuple[Kind, ...]] = {}
-for _kind in KINDS:
-    _BY_METHOD[_kind.method] = (*_BY_METHOD.get(_kind.method, ()), _kind)
-METHODS = frozenset(kind.method for kind in KINDS)  # what a 2025-11-25 client may be asked
+_TABLE: tuple[Kind, ...] = ()
+_METHODS: frozenset[str] = frozenset()
+_LAZY = {"ElicitResult": "elicit", "Root": "roots", "RootList": "roots",
+         "SamplingResult": "sampling"}
+
+
+def _kinds() -> tuple[Kind, ...]:
+    global _TABLE, _METHODS
+    if not _TABLE:
+        from .elicit import FORM, URL
+        from .roots import ROOTS
+        from .sampling import SAMPLING
+
+        table = (FORM, URL, SAMPLING, ROOTS)
+        for kind in table:
+            _BY_METHOD[kind.method] = (*_BY_METHOD.get(kind.method, ()), kind)
+        _METHODS = frozenset(kind.method for kind in table)
+        _TABLE = table
+    return _TABLE
 
 __all__ = [
     "KINDS",
@@ -47,6 +70,8 @@ def kind_for(request: Mapping[str, Any]) -> Kind:
     if not isinstance(request, dict) and not isinstance(request, Mapping):
         raise ValueError(f"an input request must be an object, got {json_type(request)}")
     method = request.get("method")
+    if not _BY_METHOD:
+        _kinds()
     candidates = _BY_METHOD.get(method) if isinstance(method, str) else None
     if candidates is not None:
         if len(candidates) == 1:
@@ -91,6 +116,15 @@ def response(ctx: Any, key: str, request: Mapping[str, Any]) -> Any:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "KINDS":
+        return _kinds()
+    if name == "METHODS":
+        _kinds()
+        return _METHODS
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     # The client's typed requests load on first use: a server never needs them.
     if name in ("ElicitRequest", "SampleRequest", "form_defaults"):
         from . import requests

@@ -176,7 +176,7 @@ def join(path: str, key: str | int) -> str:
 
 
 def expect_object(value: Any, path: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise fail(path, f"must be an object, got {json_type(value)}")
     return value
 
@@ -280,7 +280,7 @@ def json_type(value: Any) -> str:
 
 
 def expect_answer_object(answer: Any) -> Mapping[str, Any]:
-    if not isinstance(answer, Mapping):
+    if type(answer) is not dict and not isinstance(answer, Mapping):
         raise ValueError(f"answer must be an object, got {json_type(answer)}")
     return answer
 

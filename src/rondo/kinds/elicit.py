@@ -82,7 +82,9 @@ def _read_action(answer: Any) -> tuple[Mapping[str, Any], str]:
 
 def _mode(request: Mapping[str, Any]) -> Any:
     params = request.get("params")
-    return params.get("mode", "form") if isinstance(params, Mapping) else "form"
+    if type(params) is dict or isinstance(params, Mapping):
+        return params.get("mode", "form")
+    return "form"
 
 
 class _Elicitation(Kind):

@@ -7,8 +7,6 @@ answered by a stale answer. Nothing is kept in the server between rounds.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 from collections.abc import Generator, Mapping
 from typing import Any
 
@@ -25,9 +23,17 @@ ASKED = "q"
 FLOW = "f"
 
 
+_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def digest(request: Mapping[str, Any]) -> str:
+    """Base64url of the first 12 bytes of SHA-256 over the canonical question (16 characters)."""
+    from binascii import b2a_base64  # with the first question asked: start-up skips both
+    from hashlib import sha256
+
     canonical = msgspec.json.encode(request, order="sorted")
-    return base64.urlsafe_b64encode(hashlib.sha256(canonical).digest()[:12]).decode()
+    raw = sha256(canonical).digest()[:12]
+    return b2a_base64(raw, newline=False).translate(_TO_URLSAFE).decode()
 
 
 class AskBook:
@@ -42,8 +48,8 @@ class AskBook:
         *,
         sealed: bool = False,
     ) -> None:
-        self.carried: dict[str, Any] = dict(carried) if isinstance(carried, Mapping) else {}
-        self.asked: dict[str, Any] = dict(asked) if isinstance(asked, Mapping) else {}
+        self.carried: dict[str, Any] = _owned(carried)
+        self.asked: dict[str, Any] = _owned(asked)
         # True when this round came with our sealed state: then only answers to the questions
         # that state says were asked count, and carried answers cannot be overridden.
         self.sealed = sealed
@@ -51,6 +57,16 @@ class AskBook:
         self.pending: dict[str, Any] = {}
         # key -> (question, its digest) for the questions asked this round
         self.digests: dict[str, tuple[Any, str]] = {}
+
+
+def _owned(value: Any) -> dict[str, Any]:
+    # None on every first round; a freshly decoded dict on a retry (the plain-dict tests skip
+    # the slower abstract Mapping check on the hot path).
+    if value is None:
+        return {}
+    if type(value) is dict or isinstance(value, Mapping):
+        return dict(value)
+    return {}
 
 
 def book_of(ctx: Any) -> AskBook:

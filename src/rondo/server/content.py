@@ -8,7 +8,6 @@ The TypedDicts below are only names for those dicts: annotate a tool `-> Content
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeGuard
 
@@ -89,7 +88,9 @@ def _b64(data: bytes | bytearray | memoryview | str) -> str:
     """Bytes become base64; a str is taken to be base64 already."""
     if isinstance(data, str):
         return data
-    return base64.b64encode(data).decode("ascii")
+    from binascii import b2a_base64  # an extension module: loaded with the first binary block
+
+    return b2a_base64(data, newline=False).decode("ascii")
 
 
 def _extras(

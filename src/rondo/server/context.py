@@ -228,7 +228,7 @@ class Context:
         return self._ask(requests, None)
 
     def _ask(self, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
-        if not isinstance(requests, Mapping) or not requests:
+        if not requests or (type(requests) is not dict and not isinstance(requests, Mapping)):
             raise ValueError("ask needs at least one input request")
         dialect = self._dialect
         if dialect is None:

@@ -8,7 +8,6 @@ allows is the request's dialect's (`modern.py`, `legacy.py`).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from ..wire.errors import (
     resource_not_found,
 )
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
+from ..wire.logs import logger
 from .failures import masked_internal_error
 from .methods import BUILTIN, Method
 from .middleware import RequestView, run_chain
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .server import Server
     from .tracing import Tracer
 
-log = logging.getLogger("rondo.server")
+log = logger("rondo.server")
 
 
 class Core:

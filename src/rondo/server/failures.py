@@ -8,9 +8,12 @@ other.
 
 from __future__ import annotations
 
-import logging
+from typing import TYPE_CHECKING
 
 from ..wire.errors import McpError, internal_error
+
+if TYPE_CHECKING:
+    import logging
 
 
 def reference() -> str:

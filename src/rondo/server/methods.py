@@ -7,9 +7,7 @@ something (`suspends`). Extensions and `Server.method` add rows; dispatch never 
 
 from __future__ import annotations
 
-import base64
 import inspect
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +20,7 @@ from ..wire.errors import (
     method_not_found,
     resource_not_found,
 )
+from ..wire.logs import logger
 from ..wire.meta import LOG_LEVEL_RANK, MODERN_VERSIONS, SUBSCRIPTION_ID
 from .content import ToolError, prompt_messages, resource_contents, text, tool_result
 
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from .core import Core
     from .request import Request
 
-log = logging.getLogger("rondo.server")
+log = logger("rondo.server")
 
 Handler = Callable[["Core", "Request"], Awaitable[dict[str, Any]]]
 BOTH = frozenset({MODERN, LEGACY})
@@ -298,7 +297,7 @@ async def listen(core: Core, req: Request) -> dict[str, Any]:
     wanted = req.params.get("notifications")
     if not isinstance(wanted, dict):
         raise invalid_params("subscriptions/listen needs a notifications filter object")
-    caps = core.server.capabilities()
+    server = core.server
     honoured: dict[str, Any] = {}
     flags: set[str] = set()
     for flag, cap in (
@@ -306,7 +305,8 @@ async def listen(core: Core, req: Request) -> dict[str, Any]:
         ("promptsListChanged", "prompts"),
         ("resourcesListChanged", "resources"),
     ):
-        if wanted.get(flag) is True and caps.get(cap, {}).get("listChanged"):
+        # Every list this server advertises has listChanged: the gate is whether it serves it.
+        if wanted.get(flag) is True and server.serves(cap):
             honoured[flag] = True
             flags.add(flag)
     uris: tuple[str, ...] = ()
@@ -314,7 +314,7 @@ async def listen(core: Core, req: Request) -> dict[str, Any]:
     if subs is not None:
         if not isinstance(subs, list) or not all(isinstance(u, str) for u in subs):
             raise invalid_params("resourceSubscriptions must be an array of URIs")
-        if caps.get("resources", {}).get("subscribe"):
+        if server.serves("resources"):
             uris = tuple(subs)
             honoured["resourceSubscriptions"] = list(subs)
     rid = req.id
@@ -356,7 +356,7 @@ async def set_level(core: Core, req: Request) -> dict[str, Any]:
 
 
 async def subscribe(core: Core, req: Request) -> dict[str, Any]:
-    if not core.server.capabilities().get("resources", {}).get("subscribe"):
+    if not core.server.serves("resources"):  # resources always advertise subscribe
         raise method_not_found(req.method)
     uri = req.params.get("uri")
     if not isinstance(uri, str) or not uri:
@@ -393,12 +393,16 @@ BUILTIN: tuple[Method, ...] = (
 
 
 def _encode_cursor(offset: int) -> str:
+    import base64  # only lists longer than a page have cursors
+
     return base64.urlsafe_b64encode(f"o{offset}".encode()).decode().rstrip("=")
 
 
 def _decode_cursor(cursor: Any, total: int) -> int:
     if not isinstance(cursor, str):
         raise invalid_params("Invalid cursor")
+    import base64
+
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         if not raw.startswith("o"):

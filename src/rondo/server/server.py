@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT: Any = object()
+# `rondo.state.keys.ENV_KEYS`, read here without importing rondo.state (tests hold them equal).
+STATE_KEYS_ENV = "RONDO_STATE_KEYS"
 COMPLETION_LIMIT = 100
 DEFAULT_MAX_URI_LENGTH = 8192
 
@@ -125,11 +127,13 @@ class Server:
         self.warn_undocumented = warn_undocumented
         self.middleware = check_middleware(middleware, "Server")
         self.tracing = check_tracing(tracing)
-        if state is _DEFAULT:
+        if state is _DEFAULT and os.environ.get(STATE_KEYS_ENV, "").strip():
             from ..state import StatePolicy
 
-            state = StatePolicy.from_env(os.environ)
-        self.state_policy = state
+            state = StatePolicy.from_env(os.environ)  # configured keys: checked now
+        # Left at _DEFAULT (no keys configured), the random-key policy is made when first used:
+        # a stdio server that never seals a state starts without loading rondo.state.
+        self._state_policy: StatePolicy | None = state
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: dict[str, Resource] = {}
@@ -450,11 +454,11 @@ class Server:
             self._install_tasks()
 
     def _install_tasks(self) -> None:
-        from .tasks.record import EXTENSION
+        if not any(t.task for t in self.tools.values()):
+            return  # no task-opted tool: the tasks package (and asyncio with it) stays unloaded
+        from .tasks import EXTENSION, Tasks
 
-        if EXTENSION not in self.extensions and any(t.task for t in self.tools.values()):
-            from .tasks import Tasks
-
+        if EXTENSION not in self.extensions:
             self.extension(Tasks())
 
     def _add_method(self, method: Method) -> None:
@@ -502,6 +506,20 @@ class Server:
         """Tell clients subscribed to `uri` (or a parent of it) that its content changed."""
         if self._core is not None:
             self._core.subscriptions.resource_updated(uri)
+
+    @property
+    def state_policy(self) -> StatePolicy | None:
+        """The request-state boundary (None: off); see `state=` above."""
+        policy = self._state_policy
+        if policy is _DEFAULT:
+            from ..state import StatePolicy
+
+            policy = self._state_policy = StatePolicy()
+        return policy
+
+    @state_policy.setter
+    def state_policy(self, policy: StatePolicy | None) -> None:
+        self._state_policy = policy
 
     # -- serving -----------------------------------------------------------------------------
 

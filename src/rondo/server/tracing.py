@@ -9,6 +9,8 @@ The rounds of one MRTR flow are separate requests, so separate spans, usually in
 traces. What ties them is a flow record the framework seals into the request state (`f` in the
 envelope, see `mrtr/ask.py`): the flow id, the round number, and the first round's span
 context. Every later round's span carries the same `rondo.mcp.flow.id` and links to the first.
+A task (tasks extension) keeps the same kind of record of the span that created it, so every
+later `tasks/*` span for it links back to its creation.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 _HEADER_KEYS = {k.encode(): k for k in TRACE_KEYS}
 FLOW_ID = "rondo.mcp.flow.id"
 FLOW_ROUND = "rondo.mcp.flow.round"
+TASK_ID = "rondo.mcp.task.id"
 ERA = "rondo.mcp.era"
 
 
@@ -186,18 +189,71 @@ class Tracer:
         span.set_attribute(FLOW_ID, flow["id"])
         span.set_attribute(FLOW_ROUND, flow["n"])
 
+    # -- tasks: a task's later requests link to the span that created it ----------------------
+
+    def recording(self) -> Any:
+        """The current span if it records, else None (kept by a tools/call that may make a task)."""
+        span = self._trace.get_current_span()
+        return span if span.is_recording() else None
+
+    def task_origin(self, span: Any, task_id: str, flow: Any) -> dict[str, str]:
+        """Name the task on the span creating it; what the task record keeps of that span."""
+        span.set_attribute(TASK_ID, task_id)
+        here = span.get_span_context()
+        origin = {"t": format(here.trace_id, "032x"), "s": format(here.span_id, "016x")}
+        if isinstance(flow, dict) and isinstance(flow.get("id"), str):
+            origin["f"] = flow["id"]
+        return origin
+
+    def task_poll(self, task_id: str, origin: Any) -> None:
+        """A tasks/get, tasks/update or tasks/cancel span: name the task, link to its creation."""
+        span = self._trace.get_current_span()
+        if span.is_recording():
+            span.set_attribute(TASK_ID, task_id)
+            self._link_task(span, task_id, origin)
+
+    def task_watch(self, tasks: list[tuple[str, Any]]) -> None:
+        """A subscriptions/listen span watching tasks: every task named, each linked."""
+        span = self._trace.get_current_span()
+        if tasks and span.is_recording():
+            span.set_attribute(TASK_ID, [task_id for task_id, _ in tasks])
+            for task_id, origin in tasks:
+                self._link_task(span, task_id, origin)
+
+    def _link_task(self, span: Any, task_id: str, origin: Any) -> None:
+        # A record from before tracing, or one whose field is damaged, simply has no link.
+        if not isinstance(origin, dict):
+            return
+        created = _remote_context(self._trace, origin.get("t"), origin.get("s"))
+        if created is None:
+            return
+        attrs = {TASK_ID: task_id}
+        flow = origin.get("f")
+        if isinstance(flow, str):
+            attrs[FLOW_ID] = flow
+        span.add_link(created, attrs)
+
 
 def _span_context(trace: Any, flow: Any) -> Any:
     """The first round's span context from a sealed flow record, or None if it is not one."""
     if not isinstance(flow, dict) or not isinstance(flow.get("id"), str):
         return None
+    rounds = flow.get("n", 1)
+    if not isinstance(rounds, int) or isinstance(rounds, bool):
+        return None
+    return _remote_context(trace, flow.get("t"), flow.get("s"))
+
+
+def _remote_context(trace: Any, trace_hex: Any, span_hex: Any) -> Any:
+    """A remote span context from its hex ids, or None unless both are valid ids."""
+    if not isinstance(trace_hex, str) or not isinstance(span_hex, str):
+        return None
+    if len(trace_hex) > 34 or len(span_hex) > 18:  # bounded work, whatever a record holds
+        return None
     try:
-        trace_id = int(flow["t"], 16)
-        span_id = int(flow["s"], 16)
-        rounds = flow.get("n", 1)
-        if not isinstance(rounds, int) or isinstance(rounds, bool):
-            return None
-    except (KeyError, TypeError, ValueError):
+        trace_id = int(trace_hex, 16)
+        span_id = int(span_hex, 16)
+    except ValueError:
         return None
     if not (0 < trace_id < 1 << 128 and 0 < span_id < 1 << 64):
         return None
@@ -214,4 +270,4 @@ def inject(meta: dict[str, Any]) -> None:
     W3CBaggagePropagator().inject(meta)
 
 
-__all__ = ["FLOW_ID", "FLOW_ROUND", "TRACE_KEYS", "Tracer", "inject", "require_otel"]
+__all__ = ["FLOW_ID", "FLOW_ROUND", "TASK_ID", "TRACE_KEYS", "Tracer", "inject", "require_otel"]

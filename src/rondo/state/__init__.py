@@ -8,12 +8,12 @@ options for the server-level boundary. See docs/state.md.
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..wire.logs import logger
 from .codec import (
     DEFAULT_LEEWAY,
     DEFAULT_TTL,
@@ -53,14 +53,14 @@ __all__ = [
     "seal",
 ]
 
-log = logging.getLogger("rondo.state")
+log = logger("rondo.state")
 
 # Keyrings built from per-call `secret=`/`keys=` are cached: validating and precomputing a key
 # on every call would cost more than sealing. Bounded; entries are the caller's own secrets.
 _KEYRING_CACHE_SIZE = 16
 _keyrings: dict[Any, Keyring] = {}
 _default_store: MemoryReplayStore | None = None
-_lock = threading.Lock()
+_lock = allocate_lock()
 
 
 def _keyring(secret: Any, keys: Any) -> Keyring:

@@ -13,8 +13,6 @@ same check a flipped byte does.
 from __future__ import annotations
 
 import binascii
-import hmac
-import json
 import math
 import os
 import re
@@ -74,6 +72,8 @@ def canonical(value: Any) -> bytes:
     except UnicodeEncodeError:
         # Lone surrogates: possible when a transport decoded "\ud800" with the stdlib. Still
         # deterministic, and seal and open of one value always take the same path.
+        import json  # only for this rare case: keeps the stdlib json out of start-up
+
         text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return text.encode("utf-8", "surrogatepass")
 
@@ -216,8 +216,10 @@ def open_token(
     except Exception as exc:  # params the canonical encoding cannot express
         raise Rejected(f"request params cannot be bound: {exc}") from None
     if form == _SIGNED:
+        from hmac import compare_digest  # loaded with the first token opened, not at start-up
+
         head = raw[: len(raw) - len(last) - 1]
-        if not hmac.compare_digest(_b64(key.mac(head + b"\n" + bound)), last):
+        if not compare_digest(_b64(key.mac(head + b"\n" + bound)), last):
             raise Rejected(_why_signature_fails(middle, method, audience))
         try:
             payload = _unb64(middle)

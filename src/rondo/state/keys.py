@@ -9,17 +9,16 @@ still has to verify under that one secret). That is what makes secret -> keyring
 
 from __future__ import annotations
 
-import base64
 import binascii
-import hashlib
-import logging
 import os
 import re
-import threading
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-log = logging.getLogger("rondo.state")
+from ..wire.logs import logger
+
+log = logger("rondo.state")
 
 MIN_SECRET_BYTES = 32
 MAX_KEYS = 8
@@ -36,6 +35,11 @@ class Key:
     __slots__ = ("secret", "fingerprint", "_inner", "_outer", "_aead")
 
     def __init__(self, secret: bytes) -> None:
+        # Imported here, when a key is first built: a stdio server that never seals a state
+        # does not pay for loading OpenSSL's hashes at start-up.
+        import base64
+        import hashlib
+
         self.secret = secret
         block = secret if len(secret) <= 64 else hashlib.sha256(secret).digest()
         block = block.ljust(64, b"\0")
@@ -154,6 +158,8 @@ def parse_env_keys(text: str) -> list[tuple[str, bytes]]:
 
     Error messages name the entry, never its secret.
     """
+    import base64
+
     pairs: list[tuple[str, bytes]] = []
     for n, entry in enumerate(text.split(","), start=1):
         entry = entry.strip()
@@ -176,10 +182,12 @@ def parse_env_keys(text: str) -> list[tuple[str, bytes]]:
 
 def new_secret_text() -> str:
     """A fresh 32-byte secret in the base64url form `RONDO_STATE_KEYS` expects."""
+    import base64
+
     return base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode("ascii")
 
 
-_process_lock = threading.Lock()
+_process_lock = allocate_lock()
 _process_keyring: Keyring | None = None
 
 

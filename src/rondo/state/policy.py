@@ -8,13 +8,13 @@ with the configuration is found here, in `__init__`, never at request time.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from ..wire.errors import STATE_REJECTED_MESSAGE, state_rejected
+from ..wire.logs import logger
 from .codec import (
     DEFAULT_LEEWAY,
     DEFAULT_TTL,
@@ -33,7 +33,7 @@ from .replay import MemoryReplayStore, StoreFull
 if TYPE_CHECKING:
     from .facts import RequestFacts
 
-log = logging.getLogger("rondo.state")
+log = logger("rondo.state")
 
 REJECTED_MESSAGE = STATE_REJECTED_MESSAGE
 
@@ -78,7 +78,7 @@ class StatePolicy:
     """
 
     __slots__ = (
-        "keyring",
+        "_keyring",
         "ephemeral",
         "ttl",
         "encrypt",
@@ -103,7 +103,9 @@ class StatePolicy:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.ephemeral = secret is None and keys is None
-        self.keyring: Keyring = process_keyring() if self.ephemeral else keyring_from(secret, keys)
+        # The random per-process key is made when first needed (hashlib, OpenSSL): a stdio
+        # server that never seals a state starts without it.
+        self._keyring: Keyring | None = None if self.ephemeral else keyring_from(secret, keys)
         if principal is None:
             principal = anonymous
         if not callable(principal):
@@ -121,6 +123,14 @@ class StatePolicy:
         if not callable(clock):
             raise TypeError("clock must be a callable returning unix seconds")
         self._clock = clock
+
+    @property
+    def keyring(self) -> Keyring:
+        """The keys this policy seals with and opens by."""
+        keyring = self._keyring
+        if keyring is None:
+            keyring = self._keyring = process_keyring()
+        return keyring
 
     @classmethod
     def from_env(

@@ -7,20 +7,19 @@ left until the token expires, plus the clock-skew allowance), then forgotten.
 
 from __future__ import annotations
 
-import heapq
-import logging
 import math
-import threading
 import time
+from _thread import allocate_lock  # threading.Lock itself, without importing threading
 from collections.abc import Callable
 from typing import Any
 
 from ..wire.errors import SERVER_BUSY, McpError
+from ..wire.logs import logger
 from .codec import ReplayStore
 
 __all__ = ["MemoryReplayStore", "RedisReplayStore", "ReplayStore", "StoreFull"]
 
-log = logging.getLogger("rondo.state")
+log = logger("rondo.state")
 
 _RESERVED = 0
 _USED = 1
@@ -66,7 +65,7 @@ class MemoryReplayStore:
         self._state: dict[str, tuple[int, str | None]] = {}  # id -> (reserved/used, principal)
         self._per_principal: dict[str | None, int] = {}
         self._heap: list[tuple[float, str]] = []
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def reserve(self, token_id: str, ttl: float, principal: str | None = None) -> bool:
         """Take a place for a token about to be sealed; False when the store (or this
@@ -112,7 +111,9 @@ class MemoryReplayStore:
         self._state[token_id] = (state, principal)
         if state == _RESERVED:
             self._per_principal[principal] = self._per_principal.get(principal, 0) + 1
-        heapq.heappush(self._heap, (deadline, token_id))
+        from heapq import heappush  # here: a server without one-time tokens never loads it
+
+        heappush(self._heap, (deadline, token_id))
 
     def _release(self, principal: str | None) -> None:
         left = self._per_principal[principal] - 1
@@ -124,7 +125,9 @@ class MemoryReplayStore:
     def _forget_expired(self, now: float) -> None:
         heap, deadlines = self._heap, self._deadlines
         while heap and heap[0][0] <= now:
-            deadline, token_id = heapq.heappop(heap)
+            from heapq import heappop  # only once something was inserted
+
+            deadline, token_id = heappop(heap)
             if deadlines.get(token_id) == deadline:
                 del deadlines[token_id]
                 state, principal = self._state.pop(token_id)

@@ -29,7 +29,12 @@ def header_map(scope: Scope) -> Headers:
     """Every request header by lower-cased name; repeated headers keep every value."""
     out: Headers = {}
     for name, value in scope["headers"]:
-        out.setdefault(name.lower(), []).append(value)
+        name = name.lower()
+        have = out.get(name)
+        if have is None:
+            out[name] = [value]  # no throwaway list per header, as setdefault would make
+        else:
+            have.append(value)
     return out
 
 

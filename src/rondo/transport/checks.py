@@ -11,6 +11,9 @@ from ..wire.errors import INVALID_REQUEST, McpError
 from .asgi import Headers
 
 _ACCEPTABLE = ("application/json", "text/event-stream", "application/*", "text/*", "*/*")
+# A client sends the same Accept on every request: judge each distinct value once (bounded).
+_ACCEPT_SEEN: dict[bytes, bool] = {}
+_ACCEPT_LIMIT = 256
 
 
 def header_problem(headers: Headers, method: str) -> tuple[int, McpError] | None:
@@ -25,10 +28,22 @@ def header_problem(headers: Headers, method: str) -> tuple[int, McpError] | None
         if media != b"application/json":
             return 415, McpError(INVALID_REQUEST,
                                  "Unsupported Media Type: Content-Type must be application/json")
-    accept = b",".join(headers.get(b"accept", ())).decode("latin-1").lower()
-    offered = {part.split(";", 1)[0].strip() for part in accept.split(",")}
-    if not offered.intersection(_ACCEPTABLE):
+    values = headers.get(b"accept")
+    raw = b"" if not values else values[0] if len(values) == 1 else b",".join(values)
+    if not _accepts(raw):
         return 406, McpError(INVALID_REQUEST,
                              "Not Acceptable: Accept must include application/json and "
                              "text/event-stream")
     return None
+
+
+def _accepts(raw: bytes) -> bool:
+    ok = _ACCEPT_SEEN.get(raw)
+    if ok is None:
+        accept = raw.decode("latin-1").lower()
+        offered = {part.split(";", 1)[0].strip() for part in accept.split(",")}
+        ok = bool(offered.intersection(_ACCEPTABLE))
+        if len(_ACCEPT_SEEN) >= _ACCEPT_LIMIT:
+            _ACCEPT_SEEN.clear()
+        _ACCEPT_SEEN[raw] = ok
+    return ok

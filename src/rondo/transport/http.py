@@ -127,6 +127,7 @@ class HttpApp:
         self.allowed_hosts = (
             None if allowed_hosts is None else frozenset(_hostname(h) for h in allowed_hosts)
         )
+        self._hosts_seen: dict[bytes, bool] = {}  # Host value -> allowed (see _host_ok)
         self.keepalive = keepalive
         _warn_process_key(server)
         # rondo.auth hook: an OAuth resource server guards the endpoint when configured.
@@ -273,7 +274,17 @@ class HttpApp:
         if allowed is None:
             return True
         host = headers.get(b"host")
-        if not host or _hostname(host[0].decode("latin-1")) not in allowed:
+        if not host:
+            return False
+        seen = self._hosts_seen
+        ok = seen.get(host[0])
+        if ok is None:
+            # Every request names the same few hosts: judge each distinct value once (bounded).
+            ok = _hostname(host[0].decode("latin-1")) in allowed
+            if len(seen) >= 256:
+                seen.clear()
+            seen[host[0]] = ok
+        if not ok:
             return False
         origin = headers.get(b"origin")
         if origin:
@@ -319,7 +330,7 @@ class HttpApp:
         receive: Receive,
         send: Send,
     ) -> None:
-        rid = readable_id(msg)
+        rid = None
         try:
             rid, method, params, is_request = request_shape(msg)
             if not is_request:
@@ -344,7 +355,7 @@ class HttpApp:
                     if problem is not None:
                         raise _mismatch(problem)
         except McpError as exc:
-            await send_error(send, rid, exc)
+            await send_error(send, readable_id(msg), exc)
             return
         if self.guard is not None:
             needed = self.guard.insufficient(method, params, scope.get("auth"))

@@ -10,7 +10,6 @@ the event loop (an `async def` handler, `subscriptions/listen`, a cancellation, 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ import msgspec
 
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
+from ..wire.logs import default_to_stderr, logger
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -170,8 +170,7 @@ def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE,
 
     While it runs, `print()` and anything else written to stdout goes to stderr.
     """
-    if not logging.getLogger().handlers:
-        logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    default_to_stderr()  # imports logging only once something logs
     if not isinstance(max_in_flight, int) or max_in_flight < 1:
         raise ValueError("max_in_flight must be a positive integer")
     # Ctrl-C in a terminal ends the server quietly, on the synchronous side too.
@@ -183,7 +182,7 @@ def run(server: Server, *, max_message: int = DEFAULT_MAX_MESSAGE,
 
 
 def log_output_closed() -> None:
-    logging.getLogger("rondo.stdio").warning("rondo: the client closed stdout; stopping")
+    logger("rondo.stdio").warning("rondo: the client closed stdout; stopping")
 
 
 def _serve(server: Server, out_fd: int, max_message: int, max_in_flight: int) -> None:
@@ -204,6 +203,8 @@ def _serve(server: Server, out_fd: int, max_message: int, max_in_flight: int) ->
     import asyncio
 
     from .stdio_loop import serve
+
+    default_to_stderr()  # asyncio loaded logging: settle its configuration now
 
     preread = (line + b"\n" if isinstance(line, bytes) and line else b"") + reader.buffer
     out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)

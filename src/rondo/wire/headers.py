@@ -6,8 +6,6 @@ A value that cannot travel as a plain header value is sent as `=?base64?<Base64 
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -37,6 +35,8 @@ def encode_value(value: Any) -> str:
         raise TypeError(f"header values are strings, integers or booleans, not {type(value).__name__}")
     if _plain_ok(value):
         return value
+    import base64  # the rare encoded value; plain ones keep start-up free of it
+
     return _PREFIX + base64.b64encode(value.encode()).decode() + _SUFFIX
 
 
@@ -48,6 +48,9 @@ def decode_value(raw: str) -> str:
         raise HeaderValueError("header value contains control characters")
     if len(raw) >= len(_PREFIX) + len(_SUFFIX) and raw.startswith(_PREFIX) and raw.endswith(_SUFFIX):
         payload = raw[len(_PREFIX) : -len(_SUFFIX)]
+        import base64  # the rare encoded value; plain ones keep start-up free of it
+        import binascii
+
         try:
             data = base64.b64decode(payload, validate=True)
             return data.decode("utf-8")

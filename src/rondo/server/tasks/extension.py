@@ -137,6 +137,9 @@ class Tasks:
         record = await self.store.get(task_id)
         if record is None or record.principal != principal_digest(self.principal_of(core, req)):
             raise invalid_params(NOT_FOUND)  # another principal's task looks exactly unknown
+        tracer = core.tracer
+        if tracer is not None and tracer.on:
+            tracer.task_poll(record.id, record.trace)
         return record
 
     # -- methods -------------------------------------------------------------------------------
@@ -206,10 +209,16 @@ class Tasks:
             raise invalid_params("taskIds must be an array of at most 100 task ids")
         mine = principal_digest(self.principal_of(core, req))
         owned: list[str] = []
+        tracer = core.tracer
+        origins: list[tuple[str, Any]] | None = [] if tracer is not None and tracer.on else None
         for task_id in dict.fromkeys(ids):
             record = await self.store.get(task_id)
             if record is not None and record.principal == mine:
                 owned.append(task_id)
+                if origins is not None:
+                    origins.append((task_id, record.trace))
+        if origins and tracer is not None:
+            tracer.task_watch(origins)
 
         def emit(note: dict[str, Any]) -> None:
             if note.get("method") == "notifications/subscriptions/acknowledged":

@@ -25,7 +25,9 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     """`requests` are the outstanding input requests (wire keys), `answers` the responses a
     `tasks/update` delivered that the worker has not taken yet, `used` every key ever issued
     (keys are unique over a task's life). `lease` is when the worker's claim runs out (epoch
-    seconds); `cancel` records a `tasks/cancel` for the worker to see."""
+    seconds); `cancel` records a `tasks/cancel` for the worker to see. `trace` is the
+    creating span's context (tracing only, `Tracer.task_origin`); left out of the JSON when
+    unset, and typed loosely so a damaged value still decodes (the tracer ignores it)."""
 
     id: str
     principal: str | None
@@ -43,6 +45,7 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     cancel: bool = False
     lease: float | None = None
     worker: str | None = None
+    trace: Any = msgspec.UNSET
 
     @property
     def terminal(self) -> bool:

@@ -69,6 +69,9 @@ class Launch:
         self.runner: asyncio.Task[Any] | None = None
         self.keeper: Keeper | None = None
         self.cancelled = threading.Event()
+        # The recording tools/call span, kept until the task exists (tracing only).
+        tracer = core.tracer
+        self.span: Any = tracer.recording() if tracer is not None and tracer.on else None
 
     async def answer(self, call: Any) -> dict[str, Any]:
         """Run the call; answer with its result if it ends before starting a task, else with
@@ -163,6 +166,10 @@ class Launch:
             lease=now + tasks.lease,
             worker=tasks.worker_id,
         )
+        span, self.span = self.span, None
+        tracer = self.core.tracer
+        if span is not None and tracer is not None:
+            record.trace = tracer.task_origin(span, record.id, ctx._flow)
         await tasks.store.create(record)
         self.record = record
         tasks.running.add(self)  # the loop holds tasks weakly: keep the runner alive
