@@ -26,14 +26,27 @@ FLOW = "f"
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
 
 
-def digest(request: Mapping[str, Any]) -> str:
-    """Base64url of the first 12 bytes of SHA-256 over the canonical question (16 characters)."""
-    from binascii import b2a_base64  # with the first question asked: start-up skips both
+_hashing: tuple[Any, Any] | None = None
+
+
+def _load_hashing() -> tuple[Any, Any]:
+    # With the first question asked, once: start-up skips both modules, and no call after the
+    # first pays for an import statement.
+    global _hashing
+    from binascii import b2a_base64
     from hashlib import sha256
 
+    _hashing = (sha256, b2a_base64)
+    return _hashing
+
+
+def digest(request: Mapping[str, Any]) -> str:
+    """Base64url of the first 12 bytes of SHA-256 over the canonical question (16 characters)."""
+    sha256, b2a_base64 = _hashing or _load_hashing()
     canonical = msgspec.json.encode(request, order="sorted")
     raw = sha256(canonical).digest()[:12]
-    return b2a_base64(raw, newline=False).translate(_TO_URLSAFE).decode()
+    text: bytes = b2a_base64(raw, newline=False)
+    return text.translate(_TO_URLSAFE).decode()
 
 
 class AskBook:
