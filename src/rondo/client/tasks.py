@@ -112,12 +112,7 @@ class TaskHandle:
         fetched = False
         try:
             while True:
-                mark = (task.get("status"), task.get("statusMessage"))
-                if on_status is not None and mark != shown:
-                    shown = mark
-                    value = on_status(task)
-                    if asyncio.iscoroutine(value):
-                        await value
+                shown = await _report(on_status, task, shown)
                 status = task.get("status")
                 if status in TERMINAL:
                     if not fetched and not {"result", "error"} & task.keys():
@@ -213,12 +208,7 @@ async def legacy_call(client: Client, params: Json, on_status: StatusCallback | 
     shown: tuple[Any, Any] | None = None
     try:
         while True:
-            mark = (task.get("status"), task.get("statusMessage"))
-            if on_status is not None and mark != shown:
-                shown = mark
-                value = on_status(task)
-                if asyncio.iscoroutine(value):
-                    await value
+            shown = await _report(on_status, task, shown)
             if task.get("status") in TERMINAL or task.get("status") == "input_required":
                 break
             interval = task.get("pollInterval")
@@ -238,3 +228,14 @@ async def legacy_call(client: Client, params: Json, on_status: StatusCallback | 
 
 __all__ = ["EXTENSION", "TaskFailed", "TaskHandle", "TaskWasCancelled", "TasksClient",
            "legacy_call", "legacy_wants_task"]
+
+
+async def _report(on_status: StatusCallback | None, task: Json, shown: tuple[Any, Any] | None) -> tuple[Any, Any] | None:
+    """Call `on_status` when the task's status or message changed since `shown`; the new mark."""
+    mark = (task.get("status"), task.get("statusMessage"))
+    if on_status is None or mark == shown:
+        return shown
+    value = on_status(task)
+    if asyncio.iscoroutine(value):
+        await value
+    return mark
