@@ -88,28 +88,45 @@ def test_the_server_package_names_load_on_first_use() -> None:
         package.nothing  # noqa: B018
 
 
-def test_admission_validates_a_question_once_and_still_refuses_a_bad_one() -> None:
+def test_admission_validates_a_question_once_and_still_refuses_a_bad_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from rondo import elicit
-    from rondo.mrtr import admission
+    from rondo.kinds.elicit import FormElicitation
+    from rondo.mrtr import admission, questions
 
+    validated: list[object] = []
+    real = FormElicitation.validate_request
+
+    def spy(self: FormElicitation, request: object) -> None:
+        validated.append(request)
+        real(self, request)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(FormElicitation, "validate_request", spy)
     good = elicit.form("Name?", {"type": "object", "properties": {"n": {"type": "string"}}})
-    admission._VALID.clear()
-    admission.check_requests({"a": good})
-    assert len(admission._VALID) == 1
-    admission.check_requests({"a": good})  # the memo answers: still one entry
-    assert len(admission._VALID) == 1
+    validated.clear()
+    questions._known.clear()
+    assert admission.check_requests({"a": good}) == [questions.question(good).kind]
+    assert len(validated) == 1 and len(questions._known) == 1
+    admission.check_requests({"a": good})  # the memo answers: not validated again
+    admission.check_requests({"a": {**good}})  # an equal question in another dict: the same
+    assert len(validated) == 1 and len(questions._known) == 1
+    changed = {**good, "params": {**good["params"], "message": "Surname?"}}
+    admission.check_requests({"a": changed})  # the same dict shape, other words: checked anew
+    assert len(validated) == 2
     bad = {"method": "elicitation/create", "params": {"mode": "form", "message": 3}}
-    for request in (bad, {"method": "elicitation/create", "params": {"x": object()}}):
+    for request in (bad, {"method": "elicitation/create", "params": {"x": object()}}, bad):
         with pytest.raises(rondo.McpError) as refused:
             admission.check_requests({"b": request})
         assert refused.value.code == -32603
     with pytest.raises(rondo.McpError):
         admission.check_requests({"": good})
-    saved = admission._VALID_LIMIT
-    admission._VALID_LIMIT = 1
-    try:
-        other = elicit.form("Age?", {"type": "object", "properties": {"a": {"type": "integer"}}})
-        admission.check_requests({"c": other})  # full: the memo starts over
-        assert len(admission._VALID) == 1
-    finally:
-        admission._VALID_LIMIT = saved
+    monkeypatch.setattr(questions, "_LIMIT", 1)
+    other = elicit.form("Age?", {"type": "object", "properties": {"a": {"type": "integer"}}})
+    admission.check_requests({"c": other})  # full: the memo starts over
+    assert len(questions._known) == 1
+    big = elicit.form("x" * (questions._MAX_KEPT + 1), {"type": "object", "properties": {}})
+    validated.clear()
+    admission.check_requests({"d": big})
+    admission.check_requests({"d": big})  # too big to keep: validated every time
+    assert len(validated) == 2 and len(questions._known) == 1

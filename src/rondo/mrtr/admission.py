@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import msgspec
-
 from ..wire.errors import internal_error, missing_capability
 from ..wire.meta import INPUT_METHODS
 
-_encode = msgspec.json.encode
+# The kinds and the question facts load with the first outcome admitted, not at start-up; then
+# they are kept here, so no admission after the first runs an import statement.
+_loaded: tuple[Any, Any, Any] | None = None
+
+
+def _load() -> tuple[Any, Any, Any]:
+    global _loaded
+    from ..kinds import kind_for, merge_capabilities
+    from .questions import question
+
+    _loaded = (question, kind_for, merge_capabilities)
+    return _loaded
 
 
 def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
@@ -18,8 +27,6 @@ def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
 
     Only the 2026-07-28 dialect admits input_required; the legacy one refuses it itself.
     """
-    from ..kinds import missing_capabilities
-
     if ctx.request_method not in INPUT_METHODS:
         raise internal_error(
             f"{ctx.request_method} cannot answer input_required "
@@ -27,38 +34,44 @@ def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
         )
     if not input_requests and not has_state:
         raise internal_error("input_required needs at least one input request or a request state")
-    check_requests(input_requests)
-    missing = missing_capabilities(input_requests, ctx.client_capabilities)
+    kinds = check_requests(input_requests)
+    # What `kinds.missing_capabilities` finds, with the kinds just found instead of again.
+    merge = (_loaded or _load())[2]
+    caps = ctx.client_capabilities
+    missing: dict[str, Any] = {}
+    for kind, request in zip(kinds, input_requests.values(), strict=True):
+        gap = kind.missing_capability(request, caps)
+        if gap:
+            merge(missing, gap)
     if missing:
         raise missing_capability(missing)
 
 
-_VALID: dict[bytes, None] = {}  # encoded questions already validated (bounded: see below)
-_VALID_LIMIT = 1024
-
-
-def check_requests(requests: Mapping[str, Any]) -> None:
+def check_requests(requests: Mapping[str, Any]) -> list[Any]:
     """A handler's questions must be well formed: a bad one is the server's bug (-32603).
 
-    Most tools ask the same few questions on every call, so a question whose exact encoding was
-    validated before is not validated again (the check is a pure function of that encoding).
+    Returns the kind of each request, in order. Most tools ask the same few questions on every
+    call, so a question validated before (the same canonical encoding) is not validated again:
+    the check is a pure function of what the question says (`rondo.mrtr.questions`).
     """
-    from ..kinds import kind_for
-
+    question, kind_for, _ = _loaded or _load()
+    kinds: list[Any] = []
     for key, request in requests.items():
         if not isinstance(key, str) or not key:
             raise internal_error("input request keys must be non-empty strings")
         try:
-            encoded = _encode(request)
-        except (TypeError, ValueError, OverflowError):
-            encoded = None  # not even JSON: validation says why
-        if encoded is not None and encoded in _VALID:
+            facts = question(request)
+        except Exception:
+            facts = None  # not an input request, or not JSON: validation says why
+        if facts is not None and facts.checked:
+            kinds.append(facts.kind)
             continue
         try:
-            kind_for(request).validate_request(request)
+            kind = facts.kind if facts is not None else kind_for(request)
+            kind.validate_request(request)
         except ValueError as exc:
             raise internal_error(f"input request {key!r} is invalid: {exc}") from None
-        if encoded is not None:
-            if len(_VALID) >= _VALID_LIMIT:
-                _VALID.clear()
-            _VALID[encoded] = None
+        if facts is not None:
+            facts.checked = True
+        kinds.append(kind)
+    return kinds

@@ -23,30 +23,24 @@ ASKED = "q"
 FLOW = "f"
 
 
-_TO_URLSAFE = bytes.maketrans(b"+/", b"-_")
+_questions: Any = None  # the `questions` module, once a first question was asked
 
 
-_hashing: tuple[Any, Any] | None = None
+def _load_questions() -> Any:
+    # With the first question asked, once: start-up skips the module (and the kinds and the
+    # hashlib it needs), and no call after the first pays for an import statement.
+    global _questions
+    from . import questions
 
-
-def _load_hashing() -> tuple[Any, Any]:
-    # With the first question asked, once: start-up skips both modules, and no call after the
-    # first pays for an import statement.
-    global _hashing
-    from binascii import b2a_base64
-    from hashlib import sha256
-
-    _hashing = (sha256, b2a_base64)
-    return _hashing
+    _questions = questions
+    return questions
 
 
 def digest(request: Mapping[str, Any]) -> str:
     """Base64url of the first 12 bytes of SHA-256 over the canonical question (16 characters)."""
-    sha256, b2a_base64 = _hashing or _load_hashing()
-    canonical = msgspec.json.encode(request, order="sorted")
-    raw = sha256(canonical).digest()[:12]
-    text: bytes = b2a_base64(raw, newline=False)
-    return text.translate(_TO_URLSAFE).decode()
+    questions = _questions or _load_questions()
+    text: str = questions.digest_of_encoding(msgspec.json.encode(request, order="sorted"))
+    return text
 
 
 class AskBook:
@@ -96,29 +90,31 @@ def _read(kind: Any, key: str, request: Mapping[str, Any], raw: Any) -> Any:
         raise invalid_params(f"Invalid input response for '{key}': {exc}") from None
 
 
+
+
 def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split `requests` into (answers found, requests still missing) without ending the round."""
-    from ..kinds import kind_for
-
+    questions = _questions or _load_questions()
+    question = questions.question
     book = book_of(ctx)
     responses = ctx.input_responses
     found: dict[str, Any] = {}
     missing: dict[str, Any] = {}
     for key, request in requests.items():
         try:
-            kind = kind_for(request)
-        except ValueError as exc:
+            facts = question(request)
+        except questions.NotAQuestion as exc:  # the handler's bug
             raise internal_error(f"ctx.ask({key!r}): {exc}") from None
-        d = digest(request)
+        d = facts.digest
         book.digests[key] = (request, d)
         if key in responses and (book.asked.get(key) == d if book.sealed else True):
             raw = responses[key]
-            found[key] = _read(kind, key, request, raw)
+            found[key] = _read(facts.kind, key, request, raw)
             book.answers[key] = [d, raw]
             continue
         carried = book.carried.get(key)
-        if isinstance(carried, list) and len(carried) == 2 and carried[0] == d:
-            found[key] = _read(kind, key, request, carried[1])
+        if type(carried) is list and len(carried) == 2 and carried[0] == d:
+            found[key] = _read(facts.kind, key, request, carried[1])
             book.answers[key] = carried
             continue
         missing[key] = request
@@ -204,7 +200,9 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
 
 def _digest_of(known: tuple[Any, str] | None, request: Mapping[str, Any]) -> str:
     # The digest `answer_now` took of this very question, or a fresh one (an explicit request).
-    return known[1] if known is not None and known[0] is request else digest(request)
+    if known is not None and known[0] is request:
+        return known[1]
+    return digest(request)
 
 
 def load_envelope(ctx: Any, opened: Any) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..mrtr.admission import admit
 from ..mrtr.ask import ask_by_interrupt, envelope_for
 from ..mrtr.result import AskInterrupt, InputRequired
 from ..wire.era import MODERN as MODERN_ERA
@@ -55,8 +56,6 @@ class ModernDialect:
 
     def input_required(self, ctx: Context, outcome: InputRequired) -> dict[str, Any]:
         """Admit an input_required outcome and encode it, sealing the state for the next round."""
-        from ..mrtr.admission import admit
-
         requests, token = seal_outcome(ctx, outcome)
         admit(ctx, requests, token is not None)
         return input_required_result(requests, token)
