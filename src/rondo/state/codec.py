@@ -157,6 +157,23 @@ def seal_token(
         token_id = new_token_id()
     elif not once:
         token_id = None
+    return seal(data, method, audience, params, principal, keyring, ttl, encrypt, token_id, now)
+
+
+def seal(
+    data: Any,
+    method: str,
+    audience: str,
+    params: Mapping[str, Any],
+    principal: str | None,
+    keyring: Keyring,
+    ttl: float,
+    encrypt: bool,
+    token_id: str | None,
+    now: float,
+) -> str:
+    """`seal_token` with its options settled (`token_id` None: reusable), all positional: the
+    per-round path of `StatePolicy.seal_for`."""
     claims = Claims(m=method, a=audience, e=math.ceil(now + ttl), j=token_id, d=data)
     try:
         payload = _claims_encoder.encode(claims)
@@ -164,7 +181,7 @@ def seal_token(
         raise TypeError(f"request state must be JSON-encodable: {exc}") from None
     bound = binding(params, principal)
     key = keyring.signing_key
-    kid = keyring.signing_id.encode("ascii")
+    kid = keyring.signing_kid
     if encrypt:
         nonce = os.urandom(_NONCE_BYTES)
         head = _SEALED + b"." + kid
@@ -206,6 +223,21 @@ def open_token(
     replay_store: ReplayStore | None,
 ) -> Any:
     """The data a valid token carries; raises `Rejected` with the real reason otherwise."""
+    return open_sealed(token, method, audience, params, principal, keyring, now, leeway, replay_store)
+
+
+def open_sealed(
+    token: Any,
+    method: str,
+    audience: str,
+    params: Mapping[str, Any],
+    principal: str | None,
+    keyring: Keyring,
+    now: float,
+    leeway: float,
+    replay_store: ReplayStore | None,
+) -> Any:
+    """`open_token`, all positional: the per-round path of `StatePolicy.open_for`."""
     if not isinstance(token, str):
         raise Rejected(f"not a string but {type(token).__name__}")
     if len(token) > MAX_TOKEN_CHARS:

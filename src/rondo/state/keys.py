@@ -86,7 +86,7 @@ def _check_secret(secret: Any, what: str) -> bytes:
 class Keyring:
     """Validated signing/verification keys. Build it once, at configuration time."""
 
-    __slots__ = ("signing_id", "signing_key", "ids", "_by_id", "_bare")
+    __slots__ = ("signing_id", "signing_kid", "signing_key", "ids", "_by_id", "_bare")
 
     def __init__(self, keys: Iterable[tuple[str, bytes]] | None = None, *, secret: Any = None):
         if (keys is None) == (secret is None):
@@ -96,6 +96,7 @@ class Keyring:
             key = Key(_check_secret(secret, "secret"))
             self._bare = True
             self.signing_id = key.fingerprint
+            self.signing_kid = key.fingerprint.encode("ascii")  # as tokens spell it
             self.signing_key = key
             self.ids: tuple[str, ...] = ()
             self._by_id[key.fingerprint] = key
@@ -131,6 +132,7 @@ class Keyring:
         self._bare = False
         self.ids = tuple(ids)
         self.signing_id = ids[0]
+        self.signing_kid = ids[0].encode("ascii")  # as tokens spell it
         self.signing_key = self._by_id[ids[0]]
 
     def lookup(self, key_id: str) -> Key | None:

@@ -24,8 +24,8 @@ from .codec import (
     check_principal,
     check_ttl,
     new_token_id,
-    open_token,
-    seal_token,
+    open_sealed,
+    seal,
 )
 from .keys import ENV_KEYS, Keyring, keyring_from, parse_env_keys, process_keyring
 from .replay import MemoryReplayStore, StoreFull
@@ -155,7 +155,9 @@ class StatePolicy:
         """Seal `data` for the retry of the request `ctx` describes. A one-time token takes a
         place in the replay store now (`StoreFull` when there is none left for this principal),
         so a full store refuses new seals, never a valid token."""
-        principal = self.principal_of(ctx)
+        principal = self._principal(ctx)
+        if principal is not None and type(principal) is not str:
+            check_principal(principal)  # says what is wrong with it
         ttl = self.ttl if ttl is None else check_ttl(ttl)
         once = self.once if once is None else bool(once)
         token_id = None
@@ -164,35 +166,36 @@ class StatePolicy:
             reserve = getattr(self.replay_store, "reserve", None)
             if reserve is not None and not reserve(token_id, ttl + self.leeway, principal):
                 raise StoreFull()
-        return seal_token(
+        return seal(
             data,
             ctx.request_method,
             ctx.server_name,
             ctx.request_params,
             principal,
-            self.keyring,
-            ttl=ttl,
-            encrypt=self.encrypt,
-            once=once,
-            now=self._clock(),
-            token_id=token_id,
+            self._keyring or self.keyring,
+            ttl,
+            self.encrypt,
+            token_id,
+            self._clock(),
         )
 
     def open_for(self, ctx: RequestFacts, token: Any) -> Any:
         """The verified data of an inbound `requestState`, or `McpError(-32602)` (fixed message,
         no data; the real reason is logged at debug level)."""
-        principal = self.principal_of(ctx)
+        principal = self._principal(ctx)
+        if principal is not None and type(principal) is not str:
+            check_principal(principal)
         try:
-            return open_token(
+            return open_sealed(
                 token,
                 ctx.request_method,
                 ctx.server_name,
                 ctx.request_params,
                 principal,
-                self.keyring,
-                now=self._clock(),
-                leeway=self.leeway,
-                replay_store=self.replay_store,
+                self._keyring or self.keyring,
+                self._clock(),
+                self.leeway,
+                self.replay_store,
             )
         except Rejected as exc:
             log.debug("requestState rejected on %s: %s", ctx.request_method, exc.reason)
