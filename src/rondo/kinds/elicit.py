@@ -120,10 +120,14 @@ class FormElicitation(_Elicitation):
     def missing_capability(
         self, request: Mapping[str, Any], client_caps: Mapping[str, Any] | None
     ) -> Capabilities:
-        declared = client_caps.get("elicitation") if isinstance(client_caps, Mapping) else None
+        declared = (
+            client_caps.get("elicitation")
+            if type(client_caps) is dict or isinstance(client_caps, Mapping) else None
+        )
         # `elicitation: {}` (no mode named) is the older spelling of form support.
-        if isinstance(declared, Mapping) and (
-            isinstance(declared.get("form"), Mapping)
+        if (type(declared) is dict or isinstance(declared, Mapping)) and (
+            type(declared.get("form")) is dict
+            or isinstance(declared.get("form"), Mapping)
             or ("form" not in declared and "url" not in declared)
         ):
             return {}
@@ -146,7 +150,10 @@ class FormElicitation(_Elicitation):
             return ElicitResult(action)
         content = answer.get("content")
         params = request.get("params")
-        schema: Any = params.get("requestedSchema") if isinstance(params, Mapping) else None
+        schema: Any = (
+            params.get("requestedSchema")
+            if type(params) is dict or isinstance(params, Mapping) else None
+        )
         try:
             return ElicitResult(action, check_content(schema, {} if content is None else content))
         except (KeyError, TypeError, AttributeError, IndexError):
