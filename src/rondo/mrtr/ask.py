@@ -169,7 +169,7 @@ class Awaitable:
         return f"<ctx.{self._what}(...) awaitable: await it for the answer>"
 
 
-def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
+def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
     """`ctx.ask` on the 2026-07-28 wire: the answer if a round supplied it, else end the round.
 
     The dialect calls this (see `rondo.server.modern`); a missing answer raises AskInterrupt,

@@ -7,7 +7,7 @@ testing which era it is. The legacy one (`legacy.py`) has the same members.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.admission import admit
@@ -45,8 +45,9 @@ class ModernDialect:
             result["_meta"] = self._result_meta
         return result
 
-    def ask(self, ctx: Context, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
-        return ask_by_interrupt(ctx, requests, single=single)
+    # `ctx.ask` calls `dialect.ask(ctx, requests, single)`: here that is `ask_by_interrupt`
+    # itself, with no method frame in between.
+    ask = staticmethod(ask_by_interrupt)
 
     def run(self, ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: dict[str, Any]) -> Any:
         """Call a component, turning a `ctx.ask` interrupt into an InputRequired outcome.
@@ -68,8 +69,13 @@ class ModernDialect:
 def seal_outcome(ctx: Context, outcome: InputRequired) -> tuple[dict[str, Any], str | None]:
     """The round's questions (explicit and `ctx.ask` ones) and the sealed state for the next."""
     book = ctx._mrtr
-    requests = dict(outcome.input_requests)
-    if book is not None and book.pending:
+    explicit = outcome.input_requests
+    if book is None or not book.pending:
+        requests = dict(explicit)
+    elif not explicit:
+        requests = dict(book.pending)  # only `ctx.ask` questions: the common case
+    else:
+        requests = dict(explicit)
         for key, request in book.pending.items():
             requests.setdefault(key, request)
     policy = ctx.server.state_policy
