@@ -70,13 +70,15 @@ class ElicitResult(msgspec.Struct, frozen=True):
 
 
 def _read_action(answer: Any) -> tuple[Mapping[str, Any], str]:
-    answer = expect_answer_object(answer)
+    if type(answer) is not dict:
+        answer = expect_answer_object(answer)
     if "action" not in answer:
         raise fail("action", "is required")
     action = answer["action"]
     if action not in ACTIONS:
         raise fail("action", f"must be one of accept, decline, cancel; got {action!r}")
-    check_meta(answer, "")
+    if "_meta" in answer:
+        check_meta(answer, "")
     return answer, action
 
 

@@ -209,12 +209,14 @@ def check_content(schema: Mapping[str, Any], content: Any, path: str = "content"
     Fields the schema does not define are ignored and left out of the result, so a handler only
     ever sees what it asked for. Integral floats for `integer` fields come back as `int`.
     """
-    content = expect_object(content, path)
+    if type(content) is not dict:
+        content = expect_object(content, path)
     props: Mapping[str, Any] = schema["properties"]
     clean: dict[str, Any] = {}
     for name, prop in props.items():
         if name in content:
-            clean[name] = check_value(prop, content[name], join(path, name))
+            # join(path, name), without the call: names are strings here
+            clean[name] = check_value(prop, content[name], f"{path}.{name}" if path else name)
     for name in schema.get("required", ()):
         if name not in clean:
             raise fail(join(path, name), "is required")

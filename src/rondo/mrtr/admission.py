@@ -34,12 +34,13 @@ def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
         )
     if not input_requests and not has_state:
         raise internal_error("input_required needs at least one input request or a request state")
-    kinds = check_requests(input_requests)
-    # What `kinds.missing_capabilities` finds, with the kinds just found instead of again.
-    merge = (_loaded or _load())[2]
+    # `check_requests` and `kinds.missing_capabilities` in one pass over the questions, each
+    # question's kind found once (by `question`) for both.
+    question, kind_for, merge = _loaded or _load()
     caps = ctx.client_capabilities
     missing: dict[str, Any] = {}
-    for kind, request in zip(kinds, input_requests.values(), strict=True):
+    for key, request in input_requests.items():
+        kind = _checked(question, kind_for, key, request)
         gap = kind.missing_capability(request, caps)
         if gap:
             merge(missing, gap)
@@ -55,23 +56,24 @@ def check_requests(requests: Mapping[str, Any]) -> list[Any]:
     the check is a pure function of what the question says (`rondo.mrtr.questions`).
     """
     question, kind_for, _ = _loaded or _load()
-    kinds: list[Any] = []
-    for key, request in requests.items():
-        if not isinstance(key, str) or not key:
-            raise internal_error("input request keys must be non-empty strings")
-        try:
-            facts = question(request)
-        except Exception:
-            facts = None  # not an input request, or not JSON: validation says why
-        if facts is not None and facts.checked:
-            kinds.append(facts.kind)
-            continue
-        try:
-            kind = facts.kind if facts is not None else kind_for(request)
-            kind.validate_request(request)
-        except ValueError as exc:
-            raise internal_error(f"input request {key!r} is invalid: {exc}") from None
-        if facts is not None:
-            facts.checked = True
-        kinds.append(kind)
-    return kinds
+    return [_checked(question, kind_for, key, request) for key, request in requests.items()]
+
+
+def _checked(question: Any, kind_for: Any, key: Any, request: Any) -> Any:
+    """The kind of one well-formed question (validated once per distinct question)."""
+    if not isinstance(key, str) or not key:
+        raise internal_error("input request keys must be non-empty strings")
+    try:
+        facts = question(request)
+    except Exception:
+        facts = None  # not an input request, or not JSON: validation says why
+    if facts is not None and facts.checked:
+        return facts.kind
+    try:
+        kind = facts.kind if facts is not None else kind_for(request)
+        kind.validate_request(request)
+    except ValueError as exc:
+        raise internal_error(f"input request {key!r} is invalid: {exc}") from None
+    if facts is not None:
+        facts.checked = True
+    return kind

@@ -55,8 +55,9 @@ class AskBook:
         *,
         sealed: bool = False,
     ) -> None:
-        self.carried: dict[str, Any] = _owned(carried)
-        self.asked: dict[str, Any] = _owned(asked)
+        # None on every first round: no call for that.
+        self.carried: dict[str, Any] = {} if carried is None else _owned(carried)
+        self.asked: dict[str, Any] = {} if asked is None else _owned(asked)
         # True when this round came with our sealed state: then only answers to the questions
         # that state says were asked count, and carried answers cannot be overridden.
         self.sealed = sealed
@@ -98,7 +99,9 @@ def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dic
     """Split `requests` into (answers found, requests still missing) without ending the round."""
     questions = _questions or _load_questions()
     question = questions.question
-    book = book_of(ctx)
+    book: AskBook | None = ctx._mrtr
+    if book is None:
+        book = ctx._mrtr = AskBook(None, None)
     responses = ctx.input_responses
     found: dict[str, Any] = {}
     missing: dict[str, Any] = {}
@@ -177,7 +180,7 @@ def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], single
     """
     found, missing = answer_now(ctx, requests)
     if missing:
-        book_of(ctx).pending.update(missing)
+        ctx._mrtr.pending.update(missing)  # answer_now made the book
         raise AskInterrupt(missing)
     value = found[single] if single is not None else found
     return value if ctx._sync else Awaitable("ask" if single is not None else "ask_all", value=value)
@@ -193,27 +196,27 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
         env[ANSWERS] = book.answers
     if asked:
         known = book.digests if book is not None else {}
-        env[ASKED] = {key: _digest_of(known.get(key), req) for key, req in asked.items()}
+        digests: dict[str, str] = {}
+        for key, req in asked.items():
+            # The digest `answer_now` took of this very question, or a fresh one (an
+            # explicit request).
+            seen = known.get(key)
+            digests[key] = seen[1] if seen is not None and seen[0] is req else digest(req)
+        env[ASKED] = digests
     flow = ctx._flow
     if flow is not None and env:
         env[FLOW] = flow
     return env or None
 
 
-def _digest_of(known: tuple[Any, str] | None, request: Mapping[str, Any]) -> str:
-    # The digest `answer_now` took of this very question, or a fresh one (an explicit request).
-    if known is not None and known[0] is request:
-        return known[1]
-    return digest(request)
-
-
 def load_envelope(ctx: Any, opened: Any) -> None:
     """Install a verified envelope on the context: user state and carried answers."""
-    if not isinstance(opened, dict):
+    if type(opened) is not dict:
         raise state_rejected()
-    ctx.state = opened.get(USER)
-    ctx._flow = opened.get(FLOW)
-    ctx._mrtr = AskBook(opened.get(ANSWERS), opened.get(ASKED), sealed=True)
+    get = opened.get
+    ctx.state = get(USER)
+    ctx._flow = get(FLOW)
+    ctx._mrtr = AskBook(get(ANSWERS), get(ASKED), sealed=True)
 
 
 def pick_supported(

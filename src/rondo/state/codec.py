@@ -90,7 +90,10 @@ def binding(params: Mapping[str, Any], principal: str | None) -> bytes:
     (both encoders escape control characters), so that split point is unambiguous.
     """
     salient = {k: v for k, v in params.items() if k not in UNBOUND_PARAMS}
-    return canonical([principal, salient])
+    try:
+        return _canonical_encoder.encode([principal, salient])
+    except UnicodeEncodeError:
+        return canonical([principal, salient])  # the rare path, said there
 
 
 _TO_URLSAFE = bytes.maketrans(b"+/", b"-_")

@@ -145,6 +145,16 @@ class StatePolicy:
             return cls(**options)
         return cls(keys=parse_env_keys(text), **options)
 
+    def _principal_for(self, ctx: RequestFacts) -> str | None:
+        # `principal_of` with the default `anonymous` read inline: once per seal and per open.
+        if self._principal is anonymous:
+            binding = getattr(getattr(ctx, "auth", None), "binding", None)
+            return binding if isinstance(binding, str) else None
+        principal = self._principal(ctx)
+        if principal is not None and type(principal) is not str:
+            check_principal(principal)  # says what is wrong with it
+        return principal
+
     def principal_of(self, ctx: RequestFacts) -> str | None:
         """Who this request is, as the configured `principal` callable says (None: anonymous)."""
         return check_principal(self._principal(ctx))
@@ -155,9 +165,7 @@ class StatePolicy:
         """Seal `data` for the retry of the request `ctx` describes. A one-time token takes a
         place in the replay store now (`StoreFull` when there is none left for this principal),
         so a full store refuses new seals, never a valid token."""
-        principal = self._principal(ctx)
-        if principal is not None and type(principal) is not str:
-            check_principal(principal)  # says what is wrong with it
+        principal = self._principal_for(ctx)  # says what is wrong with it
         ttl = self.ttl if ttl is None else check_ttl(ttl)
         once = self.once if once is None else bool(once)
         token_id = None
@@ -182,9 +190,7 @@ class StatePolicy:
     def open_for(self, ctx: RequestFacts, token: Any) -> Any:
         """The verified data of an inbound `requestState`, or `McpError(-32602)` (fixed message,
         no data; the real reason is logged at debug level)."""
-        principal = self._principal(ctx)
-        if principal is not None and type(principal) is not str:
-            check_principal(principal)
+        principal = self._principal_for(ctx)
         try:
             return open_sealed(
                 token,
