@@ -210,7 +210,11 @@ class Context:
                 raise ToolError(text)
             if chosen is not None:
                 request = chosen
-        return self._ask({key: request}, key)
+        # `_ask` without its frame: one non-empty dict needs none of its checks.
+        dialect = self._dialect
+        if dialect is None:
+            from .modern import MODERN as dialect
+        return dialect.ask(self, {key: request}, key)
 
     def url_complete(self, key: str) -> _Done:
         """Tell a 2025-11-25 client that the URL elicitation asked as `key` has finished

@@ -177,7 +177,7 @@ def seal(
 ) -> str:
     """`seal_token` with its options settled (`token_id` None: reusable), all positional: the
     per-round path of `StatePolicy.seal_for`."""
-    claims = Claims(m=method, a=audience, e=math.ceil(now + ttl), j=token_id, d=data)
+    claims = Claims(method, audience, math.ceil(now + ttl), token_id, data)  # m, a, e, j, d
     try:
         payload = _claims_encoder.encode(claims)
     except (TypeError, ValueError, OverflowError, UnicodeEncodeError) as exc:
