@@ -42,7 +42,8 @@ class Tool:
     """`task` is None (never a task), "optional" or "required" (the tasks extension);
     `middleware` the tool's own middleware (server/middleware.py)."""
 
-    __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware")
+    __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware",
+                 "express")
 
     def __init__(
         self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
@@ -57,6 +58,8 @@ class Tool:
         # x-mcp-header annotations as (argument path, header name) pairs: the rule the client
         # applies too, so a tool it would drop is refused here, at registration.
         self.header_params = header_bindings(wire["inputSchema"])
+        # A plain synchronous `def`, no task, no middleware: server/express.py may run it.
+        self.express = not (signature.is_async or signature.threaded or task or middleware)
 
 
 def tool_wire(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..server.express import answer_tool
 from ..server.failures import masked_internal_error
 from ..server.request import Request
 from ..wire.envelope import check_version, envelope
@@ -376,7 +377,8 @@ class HttpApp:
     ) -> None:
         auth = scope.get("auth")
         core = self.core
-        if not core.may_suspend(method, params):
+        express = method == "tools/call" and core.express
+        if express or not core.may_suspend(method, params):
             # Nothing to wait for: run inline, no task, no disconnect watcher.
             notes: list[dict[str, Any]] = []
             cap = self.max_pending
@@ -385,16 +387,21 @@ class HttpApp:
                 if len(notes) < cap:  # a plain handler cannot wait for the client: drop beyond
                     notes.append(note)
 
-            try:
-                result = await core.dispatch(
-                    Request(rid, method, params, env, core.modern, emit=keep, auth=auth,
-                            headers=scope.get("headers", ())))
-                response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
-            except McpError as exc:
-                response = error_response(rid, exc)
-            except Exception:
-                response = error_response(rid, masked_internal_error(
-                    log, f"unexpected failure answering {rid!r}"))
+            response = answer_tool(core, rid, params, env, keep, auth) if express else None
+            if response is None:
+                if express and core.may_suspend(method, params):
+                    await self._answer_later(rid, method, params, env, scope, receive, send)
+                    return
+                try:
+                    result = await core.dispatch(
+                        Request(rid, method, params, env, core.modern, emit=keep, auth=auth,
+                                headers=scope.get("headers", ())))
+                    response = {"jsonrpc": "2.0", "id": rid, "result": result}
+                except McpError as exc:
+                    response = error_response(rid, exc)
+                except Exception:
+                    response = error_response(rid, masked_internal_error(
+                        log, f"unexpected failure answering {rid!r}"))
             if not notes:
                 error = response.get("error")
                 await send_json(send, http_status(error["code"]) if error is not None else 200, response)
@@ -403,6 +410,21 @@ class HttpApp:
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in notes)})
             return
+        await self._answer_later(rid, method, params, env, scope, receive, send)
+
+    async def _answer_later(
+        self,
+        rid: Any,
+        method: str,
+        params: dict[str, Any],
+        env: Any,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """Answer a request that may wait: run it as a task, stream what it emits meanwhile."""
+        auth = scope.get("auth")
+        core = self.core
         loop = asyncio.get_running_loop()
         queue = PendingNotes(self.max_pending)
         wake: asyncio.Future[None] = loop.create_future()

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..server.express import answer_tool
+from ..wire.envelope import check_version, envelope
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 from ..wire.logs import default_to_stderr, logger
@@ -95,6 +97,17 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     except McpError as exc:
         send(error_response(readable_id(msg), exc))
         return True
+    if method == "tools/call" and core.express:
+        try:
+            env = envelope(params)
+            check_version(env)
+        except McpError as exc:
+            send(error_response(rid, exc))
+            return True
+        response = answer_tool(core, rid, params, env, send)
+        if response is not None:
+            send(response)
+            return True
     if core.may_suspend(method, params):
         return False
     coro = core.handle_shaped(rid, method, params, emit=send)  # shape checked once, here
