@@ -338,3 +338,38 @@ def test_the_lane_stays_out_of_what_must_see_every_call() -> None:
         return {"content": [{"type": "text", "text": "mine"}]}
 
     assert not server.core.express
+
+
+# -- HTTP: the plain-routing shortcut never lets through what the full checks refuse ---------
+
+header_bytes = st.sampled_from([b"tools/call", b" tools/call", b"tools/list", b"add", b"add ",
+                                b"=?base64?YWRk?=", b"", b"ADD", b"a\tb", "é".encode("latin-1")])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(header_bytes, max_size=2), st.lists(header_bytes, max_size=2),
+    st.lists(st.sampled_from([V.encode(), b"2025-11-25"]), max_size=2),
+    st.sampled_from(["add", " add", "a\tb", "=?base64?YWRk?=", "é", "ADD"]),
+)
+def test_plain_routing_implies_the_full_routing_checks_pass(
+    method: list[bytes], name: list[bytes], version: list[bytes], tool_name: str
+) -> None:
+    from rondo.server.components import Tool
+    from rondo.transport.http import _check_routing, _plain_routing
+    from rondo.wire.errors import McpError
+
+    headers = {k: v for k, v in ((b"mcp-method", method), (b"mcp-name", name),
+                                 (b"mcp-protocol-version", version)) if v}
+    tool = Tool(tool_name, SERVER.tools["add"].fn, SERVER.tools["add"].signature,
+                {"name": tool_name, "inputSchema": {"type": "object"}})
+    if _plain_routing(headers, tool.header_name):
+        _check_routing(headers, "tools/call", {"name": tool_name})  # must not raise
+    usual = method == [b"tools/call"] and name == [tool_name.encode("latin-1")] and len(version) < 2
+    if usual and tool.header_name is not None:
+        assert _plain_routing(headers, tool.header_name)  # the shortcut takes the usual request
+    if tool_name != "a\tb" and tool.header_name is None:
+        assert tool_name in (" add", "=?base64?YWRk?=", "é")
+        with pytest.raises(McpError):
+            _check_routing({b"mcp-method": [b"tools/call"], b"mcp-name": [tool_name.encode("latin-1")]},
+                           "tools/call", {"name": tool_name})

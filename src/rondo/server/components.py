@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..wire.headers import header_bindings
+from ..wire.headers import header_bindings, plain_header_value
 from .templates import UriTemplate
 
 CacheScope = str  # "public" | "private"
@@ -43,7 +43,7 @@ class Tool:
     `middleware` the tool's own middleware (server/middleware.py)."""
 
     __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware",
-                 "express")
+                 "express", "header_name")
 
     def __init__(
         self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
@@ -60,6 +60,8 @@ class Tool:
         self.header_params = header_bindings(wire["inputSchema"])
         # A plain synchronous `def`, no task, no middleware: server/express.py may run it.
         self.express = not (signature.is_async or signature.threaded or task or middleware)
+        # The name as an `Mcp-Name` header carries it verbatim, or None when it must be encoded.
+        self.header_name = name.encode() if plain_header_value(name) else None
 
 
 def tool_wire(

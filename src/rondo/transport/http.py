@@ -21,7 +21,7 @@ from ..server.express import answer_tool
 from ..server.failures import masked_internal_error
 from ..server.request import Request
 from ..wire.envelope import check_version, envelope
-from ..wire.era import MODERN, http_era
+from ..wire.era import MODERN, has_modern_meta, http_era
 from ..wire.errors import (
     DECODE_ERRORS,
     HEADER_MISMATCH,
@@ -255,8 +255,11 @@ class HttpApp:
         if not isinstance(msg, dict):
             await send_error(send, None, not_an_object(msg))
             return
-        era = http_era(msg, header_value(headers, b"mcp-session-id"),
-                       header_value(headers, b"mcp-protocol-version"))
+        if b"mcp-session-id" not in headers and has_modern_meta(msg):
+            era = MODERN  # the usual 2026-07-28 request, without asking the headers
+        else:
+            era = http_era(msg, header_value(headers, b"mcp-session-id"),
+                           header_value(headers, b"mcp-protocol-version"))
         if era != MODERN:
             if self.legacy is not None:
                 await self.legacy.handle_http(scope, receive, send, headers, msg)
@@ -305,10 +308,15 @@ class HttpApp:
                     raise BodyTooLarge
             except ValueError:
                 pass
+        message = await receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            body: bytes = message.get("body", b"")  # the usual request: one message
+            if len(body) > self.max_body:
+                raise BodyTooLarge
+            return body
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await receive()
             if message["type"] == "http.disconnect":
                 raise Disconnected
             chunk = message.get("body", b"")
@@ -319,6 +327,7 @@ class HttpApp:
                 chunks.append(chunk)
             if not message.get("more_body", False):
                 break
+            message = await receive()
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     # -- the 2026-07-28 request path -------------------------------------------------------------
@@ -337,24 +346,21 @@ class HttpApp:
             if not is_request:
                 await send_plain(send, 202)
                 return
-            for name in _ROUTING:
-                if len(headers.get(name, ())) > 1:
-                    raise _mismatch(f"{name.decode()} header given more than once")
-            _check_header(headers, b"mcp-method", "Mcp-Method", method)
-            field = NAME_FIELDS.get(method)
-            if field is not None:
-                _check_name(headers, field, params.get(field))
+            tool = None
+            if method == "tools/call":
+                name = params.get("name")
+                tool = self.server.tools.get(name) if type(name) is str else None
+            if tool is None or not _plain_routing(headers, tool.header_name):
+                _check_routing(headers, method, params)
             env = envelope(params)
             _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
             check_version(env)
-            if method == "tools/call":
-                tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
-                if tool is not None and tool.header_params:
-                    problem = check_param_headers(
-                        lambda name: header_value(headers, name.encode(), " \t"),
-                        tool.header_params, params.get("arguments"))
-                    if problem is not None:
-                        raise _mismatch(problem)
+            if tool is not None and tool.header_params:
+                problem = check_param_headers(
+                    lambda name: header_value(headers, name.encode(), " \t"),
+                    tool.header_params, params.get("arguments"))
+                if problem is not None:
+                    raise _mismatch(problem)
         except McpError as exc:
             await send_error(send, readable_id(msg), exc)
             return
@@ -552,6 +558,29 @@ async def _json_result(send: Send, rid: Any, task: asyncio.Task[Any]) -> None:
 
 def _mismatch(message: str) -> McpError:
     return McpError(HEADER_MISMATCH, f"Header mismatch: {message}")
+
+
+def _plain_routing(headers: Headers, tool_name: bytes | None) -> bool:
+    """The usual `tools/call`: `Mcp-Method` and `Mcp-Name` given once each, byte for byte the
+    body's method and (plain) tool name, and one `MCP-Protocol-Version` at most. Then every
+    check of `_check_routing` passes; anything else goes through those checks for its error."""
+    method = headers.get(b"mcp-method")
+    name = headers.get(b"mcp-name")
+    version = headers.get(b"mcp-protocol-version")
+    return (method is not None and name is not None and tool_name is not None
+            and len(method) == 1 and len(name) == 1 and (version is None or len(version) == 1)
+            and method[0] == b"tools/call" and name[0] == tool_name)
+
+
+def _check_routing(headers: Headers, method: str, params: dict[str, Any]) -> None:
+    """Each routing header at most once; `Mcp-Method` and `Mcp-Name` mirror the body."""
+    for header in _ROUTING:
+        if len(headers.get(header, ())) > 1:
+            raise _mismatch(f"{header.decode()} header given more than once")
+    _check_header(headers, b"mcp-method", "Mcp-Method", method)
+    field = NAME_FIELDS.get(method)
+    if field is not None:
+        _check_name(headers, field, params.get(field))
 
 
 def _check_header(headers: Headers, name: bytes, label: str, expected: str) -> None:
