@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -152,10 +152,9 @@ class HttpApp:
     # -- ASGI entry --------------------------------------------------------------------------
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
+        if scope["type"] == "http":
             await self._http(scope, receive, send)
-        elif kind == "lifespan":
+        elif scope["type"] == "lifespan":
             await self._lifespan(receive, send)
 
     def lifespan(self, app: Any = None) -> Any:
@@ -369,7 +368,36 @@ class HttpApp:
             if needed:
                 await self.guard.forbid(send, rid, needed)
                 return
+        core = self.core
+        if tool is not None and tool.express and core.express:
+            notes: list[dict[str, Any]] = []
+            response = answer_tool(core, rid, params, env, self._keeper(notes), scope.get("auth"))
+            if response is not None:
+                await self._send_inline(send, response, notes)
+                return
         await self._answer(rid, method, params, env, scope, receive, send)
+
+    def _keeper(self, notes: list[dict[str, Any]]) -> Callable[[dict[str, Any]], None]:
+        """`emit` for a request answered inline: notifications wait for the answer, and a
+        plain handler cannot wait for the client to read them, so those beyond the cap drop."""
+        cap = self.max_pending
+
+        def keep(note: dict[str, Any]) -> None:
+            if len(notes) < cap:
+                notes.append(note)
+
+        return keep
+
+    @staticmethod
+    async def _send_inline(send: Send, response: dict[str, Any], notes: list[dict[str, Any]]) -> None:
+        """One JSON answer, or an SSE body of the notifications and then the answer."""
+        if not notes:
+            error = response.get("error")
+            await send_json(send, http_status(error["code"]) if error is not None else 200, response)
+            return
+        notes.append(response)
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in notes)})
 
     async def _answer(
         self,
@@ -381,40 +409,21 @@ class HttpApp:
         receive: Receive,
         send: Send,
     ) -> None:
-        auth = scope.get("auth")
         core = self.core
-        express = method == "tools/call" and core.express
-        if express or not core.may_suspend(method, params):
+        if not core.may_suspend(method, params):
             # Nothing to wait for: run inline, no task, no disconnect watcher.
             notes: list[dict[str, Any]] = []
-            cap = self.max_pending
-
-            def keep(note: dict[str, Any]) -> None:
-                if len(notes) < cap:  # a plain handler cannot wait for the client: drop beyond
-                    notes.append(note)
-
-            response = answer_tool(core, rid, params, env, keep, auth) if express else None
-            if response is None:
-                if express and core.may_suspend(method, params):
-                    await self._answer_later(rid, method, params, env, scope, receive, send)
-                    return
-                try:
-                    result = await core.dispatch(
-                        Request(rid, method, params, env, core.modern, emit=keep, auth=auth,
-                                headers=scope.get("headers", ())))
-                    response = {"jsonrpc": "2.0", "id": rid, "result": result}
-                except McpError as exc:
-                    response = error_response(rid, exc)
-                except Exception:
-                    response = error_response(rid, masked_internal_error(
-                        log, f"unexpected failure answering {rid!r}"))
-            if not notes:
-                error = response.get("error")
-                await send_json(send, http_status(error["code"]) if error is not None else 200, response)
-                return
-            notes.append(response)
-            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-            await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in notes)})
+            try:
+                result = await core.dispatch(
+                    Request(rid, method, params, env, core.modern, emit=self._keeper(notes),
+                            auth=scope.get("auth"), headers=scope.get("headers", ())))
+                response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
+            except McpError as exc:
+                response = error_response(rid, exc)
+            except Exception:
+                response = error_response(rid, masked_internal_error(
+                    log, f"unexpected failure answering {rid!r}"))
+            await self._send_inline(send, response, notes)
             return
         await self._answer_later(rid, method, params, env, scope, receive, send)
 
