@@ -36,6 +36,7 @@ from ..wire.headers import HeaderValueError, check_param_headers, decode_value
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 from ..wire.meta import NAME_FIELDS
 from .asgi import (
+    JSON_HEADERS,
     KEEPALIVE_FRAME,
     SSE_HEADERS,
     Headers,
@@ -66,6 +67,7 @@ KEEPALIVE_SECONDS = 15.0
 DISCONNECT_WATCH_AFTER = 0.1
 
 _decode = msgspec.json.decode
+_encode = msgspec.json.encode
 _ROUTING = (b"mcp-method", b"mcp-name", b"mcp-protocol-version")
 
 
@@ -151,11 +153,6 @@ class HttpApp:
 
     # -- ASGI entry --------------------------------------------------------------------------
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            await self._http(scope, receive, send)
-        elif scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
 
     def lifespan(self, app: Any = None) -> Any:
         """What this app needs around serving, as an async context manager in the shape
@@ -205,12 +202,18 @@ class HttpApp:
         if self.path is None:
             return True
         path: str = scope.get("path", "")
+        if path == self.path and not scope.get("root_path"):
+            return True  # the usual request, unmounted
         root: str = scope.get("root_path", "")
         if root and path.startswith(root):
             return path[len(root):].rstrip("/") == ""  # mounted: the mount point is the endpoint
         return path.rstrip("/") == self.path
 
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await self._lifespan(receive, send)
+            return
         guard = self.guard
         if guard is not None and scope.get("path", "") in guard.metadata_paths:
             await guard.metadata(scope["method"], send)
@@ -373,7 +376,16 @@ class HttpApp:
             notes: list[dict[str, Any]] = []
             response = answer_tool(core, rid, params, env, self._keeper(notes), scope.get("auth"))
             if response is not None:
-                await self._send_inline(send, response, notes)
+                if notes:
+                    await self._send_inline(send, response, notes)
+                    return
+                # The usual answer, written here: two fewer frames than send_json's way.
+                error = response.get("error")
+                data = _encode(response)
+                await send({"type": "http.response.start",
+                            "status": http_status(error["code"]) if error is not None else 200,
+                            "headers": [*JSON_HEADERS, (b"content-length", str(len(data)).encode())]})
+                await send({"type": "http.response.body", "body": data})
                 return
         await self._answer(rid, method, params, env, scope, receive, send)
 
