@@ -41,7 +41,7 @@ class Point(msgspec.Struct):
 
 
 def build(**options: Any) -> rondo.Server:
-    server = rondo.Server("express", "1.0.0", **options)
+    server = rondo.Server("express", "1.0.0", warn_undocumented=False, **options)
 
     @server.tool
     def add(a: int, b: int) -> str:
@@ -373,3 +373,50 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
         with pytest.raises(McpError):
             _check_routing({b"mcp-method": [b"tools/call"], b"mcp-name": [tool_name.encode("latin-1")]},
                            "tools/call", {"name": tool_name})
+
+
+# -- HTTP: the routing and version shortcuts answer as the checks in order would --------------
+
+def expected_refusal(headers: dict[bytes, list[bytes]], params: dict[str, Any]) -> str | None:
+    """The reference model: the transport's checks, in order, without any shortcut."""
+    from rondo.transport.http import _check_header, _check_routing
+    from rondo.wire.envelope import check_version, envelope
+    from rondo.wire.errors import McpError
+
+    try:
+        _check_routing(headers, "tools/call", params)
+        env = envelope(params)
+        _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
+        check_version(env)
+    except McpError as exc:
+        return exc.message
+    return None
+
+
+# Mostly the usual request (where the shortcuts apply), often a near miss of it.
+routing_values = st.just([b"tools/call"]) | st.just([b"add"]) | st.lists(
+    st.sampled_from([b"tools/call", b"tools/call ", b"add", b" add", b"ADD"]), max_size=2)
+version_values = st.just([V.encode()]) | st.just([b"2025-11-25"]) | st.lists(
+    st.sampled_from([V.encode(), b" " + V.encode(), b"2025-11-25", b""]), max_size=2)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(routing_values, routing_values, version_values,
+       st.sampled_from([V, "2025-11-25", "2027-01-01"]), st.sampled_from(["add", "ADD", "nothing"]))
+def test_http_routing_and_version_answers_follow_the_checks_in_order(
+    method: list[bytes], name: list[bytes], version: list[bytes], body_version: str, tool: str
+) -> None:
+    params = {"name": tool, "arguments": {"a": 1, "b": 2} if tool != "nothing" else {},
+              "_meta": {PV: body_version, CAPS: {}}}
+    headers = [(b"content-type", b"application/json"), (b"accept", b"application/json"),
+               (b"host", b"127.0.0.1:8000")]
+    headers += [(b"mcp-method", v) for v in method] + [(b"mcp-name", v) for v in name]
+    headers += [(b"mcp-protocol-version", v) for v in version]
+    status, body = asyncio.run(asgi(HttpApp(SERVER), msgspec.json.encode(request(params)), headers))
+    answer = json.loads(body)
+    mapped = {k: [v for n, v in headers if n == k] for k, _ in headers}
+    refusal = expected_refusal(mapped, params)
+    if refusal is None:
+        assert status == 200 and "result" in answer, answer
+    else:
+        assert answer["error"]["message"] == refusal, (answer, refusal)

@@ -100,6 +100,14 @@ def answer_tool(
         return error_response(rid, exc)
     except Exception as exc:
         return _respond(core, rid, tool_failure(core, name, exc))
+    if type(value) is str and sig.output_schema is None:
+        # The commonest answer, shaped as tool_result and _respond would shape it.
+        result: dict[str, Any] = {"content": [{"type": "text", "text": value}],
+                                  "resultType": "complete"}
+        meta = core.modern._result_meta
+        if meta is not None:
+            result["_meta"] = meta
+        return {"jsonrpc": "2.0", "id": rid, "result": result}
     try:  # outside the tool's own failure handling, as on the general path
         return _respond(core, rid, tool_result(value, sig))
     except McpError as exc:

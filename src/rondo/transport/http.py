@@ -34,7 +34,7 @@ from ..wire.errors import (
 )
 from ..wire.headers import HeaderValueError, check_param_headers, decode_value
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
-from ..wire.meta import NAME_FIELDS
+from ..wire.meta import MODERN_VERSION, NAME_FIELDS
 from .asgi import (
     JSON_HEADERS,
     KEEPALIVE_FRAME,
@@ -68,6 +68,7 @@ DISCONNECT_WATCH_AFTER = 0.1
 
 _decode = msgspec.json.decode
 _encode = msgspec.json.encode
+_MODERN_BYTES = MODERN_VERSION.encode()
 _ROUTING = (b"mcp-method", b"mcp-name", b"mcp-protocol-version")
 
 
@@ -355,8 +356,11 @@ class HttpApp:
             if tool is None or not _plain_routing(headers, tool.header_name):
                 _check_routing(headers, method, params)
             env = envelope(params)
-            _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
-            check_version(env)
+            version = headers.get(b"mcp-protocol-version")
+            if version is None or version[0] != _MODERN_BYTES or env.version != MODERN_VERSION:
+                # Not the usual header and body: the checks in order, for the exact error.
+                _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
+                check_version(env)
             if tool is not None and tool.header_params:
                 problem = check_param_headers(
                     lambda name: header_value(headers, name.encode(), " \t"),
