@@ -91,7 +91,7 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     method = msg.get("method")
     if method == "initialize" or "id" not in msg:
         return False  # a legacy session or a notification: the event loop's business
-    core = server.core
+    core = server._core or server.core
     try:
         rid, method, params, _ = request_shape(msg)
     except McpError as exc:
@@ -148,8 +148,18 @@ def _wait_writable(fd: int) -> None:
 
 
 def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
+    write = os.write
+
     def send(message: dict[str, Any]) -> None:
-        write_all(fd, _encode(message) + b"\n")
+        data = _encode(message) + b"\n"
+        try:
+            n = write(fd, data)  # the usual case: the pipe takes the whole line at once
+        except BlockingIOError:
+            n = 0
+        except (BrokenPipeError, ConnectionResetError):
+            raise OutputClosed from None
+        if n != len(data):
+            write_all(fd, data[n:])
 
     return send
 
