@@ -9,7 +9,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ..wire.headers import header_bindings
+from ..wire.headers import header_bindings, plain_header_value
 from .templates import UriTemplate
 
 CacheScope = str  # "public" | "private"
@@ -42,7 +42,8 @@ class Tool:
     """`task` is None (never a task), "optional" or "required" (the tasks extension);
     `middleware` the tool's own middleware (server/middleware.py)."""
 
-    __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware")
+    __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware",
+                 "express", "header_name")
 
     def __init__(
         self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
@@ -57,6 +58,10 @@ class Tool:
         # x-mcp-header annotations as (argument path, header name) pairs: the rule the client
         # applies too, so a tool it would drop is refused here, at registration.
         self.header_params = header_bindings(wire["inputSchema"])
+        # A plain synchronous `def`, no task, no middleware: server/express.py may run it.
+        self.express = not (signature.is_async or signature.threaded or task or middleware)
+        # The name as an `Mcp-Name` header carries it verbatim, or None when it must be encoded.
+        self.header_name = name.encode() if plain_header_value(name) else None
 
 
 def tool_wire(

@@ -23,6 +23,7 @@ from ..wire.errors import (
 )
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
 from ..wire.logs import logger
+from .express import express_ready
 from .failures import masked_internal_error
 from .methods import BUILTIN, Method
 from .middleware import RequestView, run_chain
@@ -56,6 +57,8 @@ class Core:
             from .tracing import Tracer
 
             self.tracer = Tracer(server.tracing)
+        # May a plain tools/call take the express lane (server/express.py)?
+        self.express = express_ready(self)
 
     # -- entry points ----------------------------------------------------------------------------
 

@@ -143,25 +143,31 @@ async def tools_call(core: Core, req: Request) -> dict[str, Any]:
     arguments = _arguments(params)
     try:
         done, value = await core.invoke(req, tool, arguments, _tool_refusal)
-    except ToolError as exc:  # meant for the model: the message passes through
-        return {"content": [text(str(exc))], "isError": True}
     except McpError:
         raise
     except Exception as exc:
-        from .legacy_ask import AskError  # only on a failure: keeps start-up light
-
-        # A legacy ctx.ask that failed, or rondo's own advice (`public`): also for the model.
-        if isinstance(exc, AskError) or getattr(exc, "public", False) is True:
-            return {"content": [text(str(exc))], "isError": True}
-        if not core.server.mask_errors:  # development opt-in: the exception's text is shown
-            log.exception("tool %r failed", name)
-            return {"content": [text(f"Tool {name!r} failed: {exc}")], "isError": True}
-        from .failures import log_failure
-
-        ref = log_failure(log, f"tool {name!r} failed")
-        return {"content": [text(f"Internal error in tool {name!r} (reference {ref})")],
-                "isError": True}
+        return tool_failure(core, name, exc)
     return value if done else tool_result(value, tool.signature)
+
+
+def tool_failure(core: Core, name: str, exc: Exception) -> dict[str, Any]:
+    """The `isError` result for a tool that raised (the express lane shares it). Called from
+    inside the `except` clause: the log line carries the traceback."""
+    if isinstance(exc, ToolError):  # meant for the model: the message passes through
+        return {"content": [text(str(exc))], "isError": True}
+    from .legacy_ask import AskError  # only on a failure: keeps start-up light
+
+    # A legacy ctx.ask that failed, or rondo's own advice (`public`): also for the model.
+    if isinstance(exc, AskError) or getattr(exc, "public", False) is True:
+        return {"content": [text(str(exc))], "isError": True}
+    if not core.server.mask_errors:  # development opt-in: the exception's text is shown
+        log.exception("tool %r failed", name)
+        return {"content": [text(f"Tool {name!r} failed: {exc}")], "isError": True}
+    from .failures import log_failure
+
+    ref = log_failure(log, f"tool {name!r} failed")
+    return {"content": [text(f"Internal error in tool {name!r} (reference {ref})")],
+            "isError": True}
 
 
 def _tool_refusal(reason: str) -> dict[str, Any]:
@@ -221,12 +227,15 @@ async def resources_read(core: Core, req: Request) -> dict[str, Any]:
 
 
 def _tool_waits(core: Core, params: Mapping[str, Any]) -> bool:
-    tool = core.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+    name = params.get("name")
+    # A name that is no string (a list cannot even be looked up) is refused without waiting.
+    tool = core.server.tools.get(name) if isinstance(name, str) else None
     return tool is not None and _waits(tool.signature)
 
 
 def _prompt_waits(core: Core, params: Mapping[str, Any]) -> bool:
-    prompt = core.server.prompts.get(params.get("name"))  # type: ignore[arg-type]
+    name = params.get("name")
+    prompt = core.server.prompts.get(name) if isinstance(name, str) else None
     return prompt is not None and _waits(prompt.signature)
 
 

@@ -115,9 +115,13 @@ class Signature:
         if struct is None:
             return self._bind_explicit(arguments)
         try:
-            kwargs = _asdict(
-                _convert(arguments, struct, strict=self._strict, dec_hook=self._dec_hook)
-            )
+            if self._strict and self._dec_hook is None:
+                # msgspec's defaults, left unsaid: keyword arguments cost it twice the call.
+                kwargs = _asdict(_convert(arguments, struct))
+            else:
+                kwargs = _asdict(
+                    _convert(arguments, struct, strict=self._strict, dec_hook=self._dec_hook)
+                )
         except _ValidationError as exc:
             raise ArgumentError(explain(str(exc))) from None
         if self._extras is not None:

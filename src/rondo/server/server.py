@@ -467,6 +467,8 @@ class Server:
         self.extra_methods.append(method)
         if self._core is not None:
             self._core.methods[method.name] = method
+            if method.name == "tools/call":
+                self._core.express = False  # the new row owns every call
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]

@@ -23,7 +23,7 @@ def header_problem(headers: Headers, method: str) -> tuple[int, McpError] | None
     if method != "POST":
         return None
     ctype = headers.get(b"content-type")
-    if ctype:
+    if ctype and ctype[0] != b"application/json":  # the usual value needs no parsing
         media = ctype[0].split(b";", 1)[0].strip().lower()
         if media != b"application/json":
             return 415, McpError(INVALID_REQUEST,

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..server.express import answer_tool
+from ..wire.envelope import check_version, envelope
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 from ..wire.logs import default_to_stderr, logger
@@ -89,12 +91,23 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     method = msg.get("method")
     if method == "initialize" or "id" not in msg:
         return False  # a legacy session or a notification: the event loop's business
-    core = server.core
+    core = server._core or server.core
     try:
         rid, method, params, _ = request_shape(msg)
     except McpError as exc:
         send(error_response(readable_id(msg), exc))
         return True
+    if method == "tools/call" and core.express:
+        try:
+            env = envelope(params)
+            check_version(env)
+        except McpError as exc:
+            send(error_response(rid, exc))
+            return True
+        response = answer_tool(core, rid, params, env, send)
+        if response is not None:
+            send(response)
+            return True
     if core.may_suspend(method, params):
         return False
     coro = core.handle_shaped(rid, method, params, emit=send)  # shape checked once, here
@@ -135,8 +148,18 @@ def _wait_writable(fd: int) -> None:
 
 
 def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
+    write = os.write
+
     def send(message: dict[str, Any]) -> None:
-        write_all(fd, _encode(message) + b"\n")
+        data = _encode(message) + b"\n"
+        try:
+            n = write(fd, data)  # the usual case: the pipe takes the whole line at once
+        except BlockingIOError:
+            n = 0
+        except (BrokenPipeError, ConnectionResetError):
+            raise OutputClosed from None
+        if n != len(data):
+            write_all(fd, data[n:])
 
     return send
 

@@ -42,17 +42,18 @@ class Envelope:
 
 def envelope(params: Mapping[str, Any]) -> Envelope:
     """Check the required `_meta` fields (-32602 when missing or mistyped)."""
+    # `type(x) is T` first: decoded JSON is exactly dict and str, and that test is the cheaper.
     meta = params.get("_meta")
-    if not isinstance(meta, dict):
+    if type(meta) is not dict and not isinstance(meta, dict):
         raise invalid_params("Missing required _meta (protocol version and client capabilities)")
     version = meta.get(PROTOCOL_VERSION)
-    if not isinstance(version, str):
+    if type(version) is not str and not isinstance(version, str):
         raise invalid_params(f"Missing required _meta field {PROTOCOL_VERSION}")
     caps = meta.get(CLIENT_CAPABILITIES)
-    if not isinstance(caps, dict):
+    if type(caps) is not dict and not isinstance(caps, dict):
         raise invalid_params(f"Missing required _meta field {CLIENT_CAPABILITIES}")
     info = meta.get(CLIENT_INFO)
-    if info is not None and not isinstance(info, dict):
+    if info is not None and type(info) is not dict and not isinstance(info, dict):
         raise invalid_params(f"{CLIENT_INFO} must be an object")
     level = meta.get(LOG_LEVEL)
     if level is not None and (not isinstance(level, str) or level not in LOG_LEVEL_RANK):

@@ -20,8 +20,10 @@ LEGACY = "legacy"
 def has_modern_meta(msg: Mapping[str, Any]) -> bool:
     """Does this message carry the 2026-07-28 per-request `_meta` protocol version?"""
     params = msg.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and PROTOCOL_VERSION in meta
+    if type(params) is not dict and not isinstance(params, dict):
+        return False
+    meta = params.get("_meta")
+    return (type(meta) is dict or isinstance(meta, dict)) and PROTOCOL_VERSION in meta
 
 
 def is_legacy_start(msg: Mapping[str, Any]) -> bool:

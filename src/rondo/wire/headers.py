@@ -17,7 +17,8 @@ class HeaderValueError(ValueError):
     """A header value with forbidden characters or a broken Base64 sentinel."""
 
 
-def _plain_ok(value: str) -> bool:
+def plain_header_value(value: str) -> bool:
+    """Can this string travel as a header value as it is (no Base64 sentinel needed)?"""
     if value != value.strip(" \t"):
         return False
     if value.startswith(_PREFIX) and value.endswith(_SUFFIX):
@@ -33,7 +34,7 @@ def encode_value(value: Any) -> str:
         return str(value)
     if not isinstance(value, str):
         raise TypeError(f"header values are strings, integers or booleans, not {type(value).__name__}")
-    if _plain_ok(value):
+    if plain_header_value(value):
         return value
     import base64  # the rare encoded value; plain ones keep start-up free of it
 

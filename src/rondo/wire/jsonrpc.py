@@ -43,23 +43,29 @@ def error_response(rid: Any, exc: McpError) -> Json:
 
 def request_shape(msg: Any) -> tuple[Any, str, Json, bool]:
     """Check the JSON-RPC request/notification shape: returns (id, method, params, is_request)."""
-    if not isinstance(msg, dict):
+    if type(msg) is not dict and not isinstance(msg, dict):
         raise McpError(INVALID_REQUEST, "Invalid Request: expected a JSON object")
     rid = msg.get("id")
-    has_id = "id" in msg
-    if has_id and not valid_id(rid):
-        raise McpError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+    if rid is None:
+        has_id = "id" in msg
+        if has_id:
+            raise McpError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+    else:
+        has_id = True
+        kind = type(rid)
+        if kind is not int and kind is not str and not valid_id(rid):  # bool is its own type
+            raise McpError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
     if msg.get("jsonrpc") != "2.0":
         raise McpError(INVALID_REQUEST, "Invalid Request: jsonrpc must be \"2.0\"")
     method = msg.get("method")
-    if not isinstance(method, str):
+    if type(method) is not str and not isinstance(method, str):
         if "result" in msg or "error" in msg:
             raise McpError(INVALID_REQUEST, "Invalid Request: this endpoint takes no responses")
         raise McpError(INVALID_REQUEST, "Invalid Request: method must be a string")
     if "result" in msg or "error" in msg:
         raise McpError(INVALID_REQUEST, "Invalid Request: a message is a request or a response, not both")
     params = msg.get("params", {})
-    if not isinstance(params, dict):
+    if type(params) is not dict and not isinstance(params, dict):
         raise McpError(INVALID_REQUEST, "Invalid Request: params must be an object")
     return rid, method, params, has_id
 

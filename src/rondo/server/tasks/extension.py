@@ -309,7 +309,8 @@ def _check_answers(record: TaskRecord, responses: Mapping[str, Any]) -> None:
 def _tool_suspends(core: Core, params: Mapping[str, Any]) -> bool:
     from ..methods import _tool_waits
 
-    tool = core.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+    name = params.get("name")
+    tool = core.server.tools.get(name) if isinstance(name, str) else None
     return (tool is not None and tool.task is not None) or _tool_waits(core, params)
 
 
