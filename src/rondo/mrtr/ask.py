@@ -93,8 +93,6 @@ def _read(kind: Any, key: str, request: Mapping[str, Any], raw: Any) -> Any:
         raise invalid_params(f"Invalid input response for '{key}': {exc}") from None
 
 
-
-
 def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split `requests` into (answers found, requests still missing) without ending the round."""
     questions = _questions or _load_questions()
