@@ -110,6 +110,62 @@ def test_headers_trickled_a_byte_at_a_time_get_408(served: Served) -> None:
     assert ok_request(served) == 200
 
 
+_KEEP_ALIVE_BODY = (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{'
+                    b'"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+                    b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
+_KEEP_ALIVE_REQUEST = (b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                       b"accept: application/json\r\nmcp-method: tools/list\r\n"
+                       b"mcp-protocol-version: 2026-07-28\r\ncontent-length: %d\r\n\r\n%s"
+                       % (len(_KEEP_ALIVE_BODY), _KEEP_ALIVE_BODY))
+
+
+def _one_reply(sock: socket.socket) -> bytes:
+    """One whole response on a keep-alive connection (headers plus content-length bytes)."""
+    sock.settimeout(5)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":", 1)[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    return head
+
+
+def test_a_busy_keep_alive_connection_outlives_the_header_timeout(served: Served) -> None:
+    # One timer serves every request of a connection: quick requests for three header
+    # timeouts in a row must all be answered, none cut off by a deadline of an earlier one.
+    with served.connect() as sock:
+        end = time.monotonic() + 3 * LIMITS.header_timeout
+        answered = 0
+        while time.monotonic() < end:
+            sock.sendall(_KEEP_ALIVE_REQUEST)
+            assert status_of(_one_reply(sock)) == 200
+            answered += 1
+            time.sleep(0.01)
+        assert answered > 20
+
+
+def test_a_second_request_trickled_on_a_kept_connection_gets_408(served: Served) -> None:
+    with served.connect() as sock:
+        sock.sendall(_KEEP_ALIVE_REQUEST)
+        assert status_of(_one_reply(sock)) == 200
+        time.sleep(0.3)  # part of a header timeout passes idle: the next request's own counts
+        start = time.monotonic()
+        sock.sendall(b"POST /mcp HTTP/1.1\r\n")
+        try:
+            for byte in b"x-slow: " + b"a" * 50:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.05)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        reply = read_all(sock)
+        elapsed = time.monotonic() - start
+        assert status_of(reply) == 408
+        assert LIMITS.header_timeout * 0.9 <= elapsed < 3, elapsed
+
+
 def test_a_connection_that_never_sends_a_byte_is_closed(served: Served) -> None:
     with served.connect() as sock:
         start = time.monotonic()

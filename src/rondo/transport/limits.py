@@ -153,9 +153,14 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
 
     class Guarded(base):
         _refused = False
+        # One timer per connection for both deadlines: `_deadline` is when the phase being timed
+        # (headers, or a body) must end, 0.0 for none; `_timer` fires at `_timer_at` and is
+        # made anew only when it fired before the deadline or would fire after a nearer one.
+        # Each request then costs a clock read, not a timer made and cancelled (~3 us).
         _timer: asyncio.TimerHandle | None = None
+        _timer_at = 0.0
+        _deadline = 0.0
         _header_bytes = 0
-        _header_count = 0
         _seen: Any = None
         _reading_headers = False
 
@@ -193,22 +198,22 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
                 if len(self.headers) > limits.max_headers:
                     self._refuse(431)
                     return
-                self._stop_timer()
+                self._deadline = 0.0
                 if cycle.more_body:
-                    self._timer = self.loop.call_later(limits.body_timeout, self._timed_out)
+                    self._arm(limits.body_timeout)
             elif self._reading_headers and self._header_bytes > limits.max_header_bytes:
                 self._refuse(431)
                 return
             if cycle is not None and not cycle.more_body and not self._reading_headers:
-                self._stop_timer()
+                self._deadline = 0.0
 
-        # httptools reports each header as it is parsed: stop a flood of small ones early.
-        def on_header(self, name: bytes, value: bytes) -> None:
-            self._header_count += 1
-            if self._header_count > limits.max_headers:
+        # httptools: refuse too many headers before uvicorn starts the app for them (their
+        # bytes are bounded already, by the check in data_received).
+        def on_headers_complete(self) -> None:
+            if len(self.headers) > limits.max_headers:
                 self._refuse(431)
                 raise ValueError("too many headers")  # stops the parser; answered already
-            super().on_header(name, value)
+            super().on_headers_complete()
 
         def send_400_response(self, msg: str) -> None:
             if not self._refused:
@@ -217,17 +222,38 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
         def _start_headers(self) -> None:
             self._reading_headers = True
             self._header_bytes = 0
-            self._header_count = 0
-            self._stop_timer()
-            self._timer = self.loop.call_later(limits.header_timeout, self._timed_out)
+            self._arm(limits.header_timeout)
+
+        def _arm(self, seconds: float) -> None:
+            loop = self.loop
+            deadline = loop.time() + seconds
+            self._deadline = deadline
+            timer = self._timer
+            if timer is None or self._timer_at > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._check_deadline)
+                self._timer_at = deadline
+
+        def _check_deadline(self) -> None:
+            self._timer = None
+            deadline = self._deadline
+            if not deadline:
+                return  # the phase ended in time; the next one arms its own timer
+            if self.loop.time() < deadline:
+                self._timer = self.loop.call_at(deadline, self._check_deadline)
+                self._timer_at = deadline
+                return
+            self._deadline = 0.0
+            self._timed_out()
 
         def _stop_timer(self) -> None:
+            self._deadline = 0.0
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
 
         def _timed_out(self) -> None:
-            self._timer = None
             cycle = self.cycle
             if cycle is not None and not self._reading_headers and not cycle.more_body:
                 return  # the request arrived whole in the meantime
