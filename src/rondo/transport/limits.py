@@ -257,7 +257,7 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
             cycle = self.cycle
             if cycle is not None and not self._reading_headers and not cycle.more_body:
                 return  # the request arrived whole in the meantime
-            if cycle is not None and cycle.response_complete:
+            if cycle is not None and cycle.response_complete and not self._reading_headers:
                 # Answered already (perhaps before reading the body): just let the connection go.
                 self._refused = True
                 self.transport.close()
