@@ -11,7 +11,8 @@ For each target (one server process, JSON responses, 2026-07-28 wire):
   * stdio `add`: a driver sends N sequential `tools/call` requests; requests/s.
   * cold start: median over several spawns of spawn -> first `tools/list` answer over stdio.
 The server is pinned to CPU 0 and the load generator (wrk or this driver) to CPU 1 so they do not
-starve each other on a 2-core machine. Prints one table and writes benchmarks/results/latest.md
+starve each other on a 2-core machine. Each measurement runs in rounds over all targets in turn
+(their servers stay up side by side), so a change in the machine's load hits all alike. Prints one table and writes benchmarks/results/latest.md
 (+ latest.json). The anchors' venvs live in benchmarks/.anchors/ and are created on first use.
 """
 
@@ -252,56 +253,104 @@ def wrk_numbers(output: str) -> dict[str, float]:
     return found
 
 
-def measure_http(target: Target, args: argparse.Namespace, out: Measured) -> None:
-    port = free_port()
-    log = open(RESULTS / f"{target.name}-http.log", "wb")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        target.command("http", str(port)),
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        preexec_fn=pinned(SERVER_CPU),
-        cwd=ROOT,
-    )
-    try:
-        wait_http_ready(port, proc)
-        out.rss_idle_mb = proc_status(proc.pid, "VmRSS")
-        add_env = {
-            "WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
-            "WRK_HEADERS": "\n".join(
-                f"{k}: {v}" for k, v in http_headers("tools/call", "add").items()
-            ),
-        }
-        wrk("post.lua", port, add_env, args, args.warmup)
-        runs = [wrk_numbers(wrk("post.lua", port, add_env, args, args.duration))]
-        runs += [wrk_numbers(wrk("post.lua", port, add_env, args, args.duration))
-                 for _ in range(args.repeat - 1)]  # fmt: skip
-        best = max(runs, key=lambda r: r.get("rps", 0))
-        out.http_rps = best.get("rps")
-        out.http_p50_ms, out.http_p99_ms = best.get("p50"), best.get("p99")
-        out.http_bad = int(
-            sum(r.get("bad_responses", 0) + r["non2xx"] + r["socket_errors"] for r in runs)
+class HttpServer:
+    """One target's HTTP server, pinned to the server CPU, on a free port."""
+
+    def __init__(self, target: Target) -> None:
+        self.port = free_port()
+        self.log = open(RESULTS / f"{target.name}-http.log", "wb")  # noqa: SIM115 - close()
+        self.proc = subprocess.Popen(
+            target.command("http", str(self.port)),
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=pinned(SERVER_CPU),
+            cwd=ROOT,
         )
+
+    def close(self) -> None:
+        stop(self.proc)
+        self.log.close()
+
+
+def interleaved(
+    names: list[str], results: dict[str, Measured], step: str, rounds: int,
+    one: Callable[[str], None],
+) -> None:
+    """`rounds` rounds of `one(name)` over the targets in turn. A shared machine's load moves
+    over minutes: interleaved, every target's best comes from the same spells of it, where
+    one target after the other would compare different machines. A target that fails is noted
+    and left out of the later rounds."""
+    failed: set[str] = set()
+    for _ in range(rounds):
+        for name in names:
+            if name in failed:
+                continue
+            try:
+                one(name)
+            except Exception as exc:  # one broken target must not hide the others' figures
+                failed.add(name)
+                results[name].notes.append(f"{step} failed: {exc}")
+                print(f"  {name}: {step} failed: {exc}", flush=True)
+
+
+def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, Measured]) -> None:
+    servers: dict[str, HttpServer] = {}
+    add_env = {
+        "WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
+        "WRK_HEADERS": "\n".join(f"{k}: {v}" for k, v in http_headers("tools/call", "add").items()),
+    }
+    mrtr_env = {
+        "WRK_META": json.dumps(meta(ELICIT_CAPS)),
+        "WRK_HEADERS": "\n".join(
+            f"{k}: {v}" for k, v in http_headers("tools/call", "ask_color").items()
+        ),
+    }
+    add_runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+    mrtr_runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+
+    def start(name: str) -> None:
+        server = servers[name] = HttpServer(TARGETS[name])
+        wait_http_ready(server.port, server.proc)
+        results[name].rss_idle_mb = proc_status(server.proc.pid, "VmRSS")
+        wrk("post.lua", server.port, add_env, args, args.warmup)
         if not args.skip_mrtr:
-            mrtr_env = {
-                "WRK_META": json.dumps(meta(ELICIT_CAPS)),
-                "WRK_HEADERS": "\n".join(
-                    f"{k}: {v}" for k, v in http_headers("tools/call", "ask_color").items()
-                ),
-            }
-            wrk("mrtr.lua", port, mrtr_env, args, args.warmup)
-            runs = [wrk_numbers(wrk("mrtr.lua", port, mrtr_env, args, args.duration))
-                    for _ in range(args.repeat)]  # fmt: skip
-            out.mrtr_flows_per_s = max(
-                r.get("flows", 0) / (r["duration_us"] / 1e6) for r in runs if r.get("duration_us")
-            )
-            out.mrtr_bad = int(
-                sum(r.get("bad", 0) + r["non2xx"] + r["socket_errors"] for r in runs)
-            )
-        out.rss_peak_mb = proc_status(proc.pid, "VmHWM")
+            wrk("mrtr.lua", server.port, mrtr_env, args, args.warmup)
+
+    def add(name: str) -> None:
+        add_runs[name].append(wrk_numbers(wrk("post.lua", servers[name].port, add_env, args,
+                                              args.duration)))
+
+    def mrtr(name: str) -> None:
+        mrtr_runs[name].append(wrk_numbers(wrk("mrtr.lua", servers[name].port, mrtr_env, args,
+                                               args.duration)))
+
+    try:
+        interleaved(names, results, "http", 1, start)
+        up = [n for n in names if not results[n].notes]
+        interleaved(up, results, "http add", args.repeat, add)
+        if not args.skip_mrtr:
+            interleaved(up, results, "http mrtr", args.repeat, mrtr)
+        for name in up:
+            out = results[name]
+            runs = add_runs[name]
+            if runs:
+                best = max(runs, key=lambda r: r.get("rps", 0))
+                out.http_rps = best.get("rps")
+                out.http_p50_ms, out.http_p99_ms = best.get("p50"), best.get("p99")
+                out.http_bad = int(sum(r.get("bad_responses", 0) + r["non2xx"]
+                                       + r["socket_errors"] for r in runs))
+            flows = [r for r in mrtr_runs[name] if r.get("duration_us")]
+            if flows:
+                out.mrtr_flows_per_s = max(r.get("flows", 0) / (r["duration_us"] / 1e6)
+                                           for r in flows)
+                out.mrtr_bad = int(sum(r.get("bad", 0) + r["non2xx"] + r["socket_errors"]
+                                       for r in mrtr_runs[name]))
+            if name in servers:
+                out.rss_peak_mb = proc_status(servers[name].proc.pid, "VmHWM")
     finally:
-        stop(proc)
-        log.close()
+        for server in servers.values():
+            server.close()
 
 
 # -- stdio -----------------------------------------------------------------------------------
@@ -353,38 +402,58 @@ def add_line(id: int) -> bytes:
     return json.dumps(request(id, "tools/call", ADD_PARAMS), separators=(",", ":")).encode() + b"\n"
 
 
-def measure_stdio(target: Target, args: argparse.Namespace, out: Measured) -> None:
-    server = StdioServer(target, f"{target.name}-stdio.log")
-    try:
+def measure_stdio(names: list[str], args: argparse.Namespace, results: dict[str, Measured]) -> None:
+    servers: dict[str, StdioServer] = {}
+    best: dict[str, float] = {}
+    next_id = {"n": 1000}
+
+    def start(name: str) -> None:
+        server = servers[name] = StdioServer(TARGETS[name], f"{name}-stdio.log")
         for i in range(1, 201):  # warm-up
             server.send(add_line(i))
             server.answer(i)
-        best = 0.0
-        for run in range(args.repeat):
-            first = 1000 + run * args.stdio_requests
-            lines = [add_line(first + i) for i in range(args.stdio_requests)]
-            start = time.perf_counter()
-            for i, line in enumerate(lines):
-                server.send(line)
-                answer = server.answer(first + i)
-                if "result" not in answer:
-                    raise RuntimeError(f"stdio `add` failed: {answer}")
-            best = max(best, args.stdio_requests / (time.perf_counter() - start))
-            if answer["result"]["content"][0]["text"] != "3":
-                raise RuntimeError(f"stdio `add` answered wrongly: {answer}")
-        out.stdio_rps = best
+
+    def one_run(name: str) -> None:
+        server = servers[name]
+        first = next_id["n"]
+        next_id["n"] += args.stdio_requests
+        lines = [add_line(first + i) for i in range(args.stdio_requests)]
+        began = time.perf_counter()
+        for i, line in enumerate(lines):
+            server.send(line)
+            answer = server.answer(first + i)
+            if "result" not in answer:
+                raise RuntimeError(f"stdio `add` failed: {answer}")
+        best[name] = max(best.get(name, 0.0), args.stdio_requests / (time.perf_counter() - began))
+        if answer["result"]["content"][0]["text"] != "3":
+            raise RuntimeError(f"stdio `add` answered wrongly: {answer}")
+
+    try:
+        interleaved(names, results, "stdio", 1, start)
+        interleaved([n for n in names if n in servers and not results[n].notes], results,
+                    "stdio", args.repeat, one_run)
+        for name, rps in best.items():
+            results[name].stdio_rps = rps
     finally:
-        server.close()
+        for server in servers.values():
+            server.close()
 
 
-def measure_cold_start(target: Target, args: argparse.Namespace, out: Measured) -> None:
-    """Spawn -> first `tools/list` answer; every target speaks 2026-07-28 directly (no handshake)."""
+def measure_cold_start(
+    names: list[str], args: argparse.Namespace, results: dict[str, Measured]
+) -> None:
+    """Spawn -> first `tools/list` answer; every target speaks 2026-07-28 directly (no handshake).
+    The spawns alternate between targets; each target's first only warms the file cache."""
     line = json.dumps(request(1, "tools/list")).encode() + b"\n"
-    _compile_bytecode(target)
-    times = []
-    for run in range(args.cold_runs + 1):  # the first spawn only warms the file cache
+    times: dict[str, list[float]] = {n: [] for n in names}
+    spawned: dict[str, int] = {}
+
+    def spawn(name: str) -> None:
+        target = TARGETS[name]
+        if name not in spawned:
+            _compile_bytecode(target)
         start = time.perf_counter()
-        server = StdioServer(target, f"{target.name}-cold.log")
+        server = StdioServer(target, f"{name}-cold.log")
         try:
             server.send(line)
             answer = server.answer(1)
@@ -393,9 +462,14 @@ def measure_cold_start(target: Target, args: argparse.Namespace, out: Measured) 
             server.close()
         if "result" not in answer or not answer["result"].get("tools"):
             raise RuntimeError(f"tools/list failed: {answer}")
-        if run:
-            times.append(elapsed * 1000)
-    out.cold_start_ms = statistics.median(times)
+        if spawned.get(name, 0):  # the first spawn of each target is not counted
+            times[name].append(elapsed * 1000)
+        spawned[name] = spawned.get(name, 0) + 1
+
+    interleaved(names, results, "cold start", args.cold_runs + 1, spawn)
+    for name, measured in times.items():
+        if measured:
+            results[name].cold_start_ms = statistics.median(measured)
 
 
 def _compile_bytecode(target: Target) -> None:
@@ -528,7 +602,8 @@ def report(
             f"best of {args.repeat} runs of {args.duration:g} s, per workload (bad responses "
             f"summed over all runs). stdio: best of {args.repeat} runs of {args.stdio_requests} "
             f"sequential requests after 200 warm-up. Cold start: median of {args.cold_runs} "
-            "spawns after one unmeasured spawn. "
+            "spawns after one unmeasured spawn. Every measurement is interleaved: each round "
+            "runs every target in turn, so all are measured in the same spells of machine load. "
             f"All targets: one process, JSON responses, the {VERSION} wire (per-request `_meta`, "
             "no handshake, no session).",
             "",
@@ -566,21 +641,19 @@ def main(argv: list[str] | None = None) -> int:
         if name in ANCHOR_REQUIREMENTS:
             ensure_anchor(name)
 
-    results: dict[str, Measured] = {}
-    for name in names:
-        target, measured = TARGETS[name], Measured()
-        for step, fn in (
-            ("http", measure_http),
-            ("stdio", measure_stdio),
-            ("cold start", measure_cold_start),
-        ):
-            print(f"{target.label}: {step} ...", flush=True)
-            try:
-                fn(target, args, measured)
-            except Exception as exc:  # one broken step must not hide the others' figures
-                measured.notes.append(f"{step} failed: {exc}")
-                print(f"  {step} failed: {exc}", flush=True)
-        results[name] = measured
+    results = {name: Measured() for name in names}
+    for step, fn in (
+        ("http", measure_http),
+        ("stdio", measure_stdio),
+        ("cold start", measure_cold_start),
+    ):
+        print(f"{step}: {', '.join(TARGETS[n].label for n in names)} (interleaved) ...", flush=True)
+        try:
+            fn(names, args, results)
+        except Exception as exc:  # one broken step must not hide the others' figures
+            for name in names:
+                results[name].notes.append(f"{step} failed: {exc}")
+            print(f"  {step} failed: {exc}", flush=True)
 
     text = report(results, args, load_before)
     print()

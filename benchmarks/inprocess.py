@@ -1,0 +1,186 @@
+"""One request path driven in process, without sockets: for profiles and instruction counts.
+
+    .venv/bin/python benchmarks/inprocess.py rondo add 3000          # microseconds per op
+    .venv/bin/python benchmarks/inprocess.py rondo leg1 3000 --profile
+    bash benchmarks/instructions.sh rondo leg2                       # callgrind, instructions per op
+
+Targets: `floor` (benchmarks/floor.py) and `rondo` (benchmarks/server.py). Paths: `add` and the
+two MRTR legs through the ASGI app (`leg1` gets the input_required, `leg2` answers it with a
+sealed state made once beforehand, `flow` does both), `stdio` is `add` through the stdio
+transport's synchronous front. Wall-clock figures here have hot caches and say little about a
+real server; the instruction counts are what before/after comparisons on this shared machine
+use (`benchmarks/README.md`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+V = "2026-07-28"
+
+
+def meta(caps: dict[str, Any]) -> dict[str, Any]:
+    return {"io.modelcontextprotocol/protocolVersion": V,
+            "io.modelcontextprotocol/clientCapabilities": caps}
+
+
+def body(rid: int, params: dict[str, Any]) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode()
+
+
+ADD = body(1, {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta({})})
+LEG1 = body(1, {"name": "ask_color", "arguments": {}, "_meta": meta({"elicitation": {"form": {}}})})
+
+
+def leg2_body(key: str, state: str | None) -> bytes:
+    params: dict[str, Any] = {
+        "name": "ask_color", "arguments": {}, "_meta": meta({"elicitation": {"form": {}}}),
+        "inputResponses": {key: {"action": "accept", "content": {"color": "blue"}}}}
+    if state is not None:
+        params["requestState"] = state
+    return body(2, params)
+
+
+def scope(name: str) -> dict[str, Any]:
+    headers = [(b"content-type", b"application/json"),
+               (b"accept", b"application/json, text/event-stream"),
+               (b"mcp-protocol-version", V.encode()), (b"mcp-method", b"tools/call"),
+               (b"mcp-name", name.encode()), (b"host", b"127.0.0.1:8000")]
+    return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+            "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"",
+            "root_path": "", "headers": headers, "client": ("127.0.0.1", 5000),
+            "server": ("127.0.0.1", 8000)}
+
+
+async def call(app: Any, name: str, data: bytes) -> bytes:
+    sent: list[bytes] = []
+    given = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal given
+        if given:
+            await asyncio.sleep(3600)
+        given = True
+        return {"type": "http.request", "body": data, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            sent.append(message.get("body", b""))
+
+    await app(scope(name), receive, send)
+    return b"".join(sent)
+
+
+def load(which: str) -> Any:
+    if which == "floor":
+        import floor
+
+        return floor.app
+    import server
+
+    from rondo.transport.http import HttpApp
+
+    return HttpApp(server.server)
+
+
+async def run(which: str, path: str, n: int, profile: bool) -> None:
+    app = load(which)
+    retry: dict[str, bytes] = {}
+
+    async def add() -> None:
+        assert b'"3"' in await call(app, "add", ADD)
+
+    async def leg1() -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(await call(app, "ask_color", LEG1))["result"]
+        return result
+
+    async def leg2() -> None:
+        if "body" not in retry:
+            first = await leg1()
+            retry["body"] = leg2_body(next(iter(first["inputRequests"])), first.get("requestState"))
+        assert b"blue" in await call(app, "ask_color", retry["body"])
+
+    async def flow() -> None:
+        first = await leg1()
+        answer = leg2_body(next(iter(first["inputRequests"])), first.get("requestState"))
+        assert b"blue" in await call(app, "ask_color", answer)
+
+    fn = {"add": add, "leg1": leg1, "leg2": leg2, "flow": flow}[path]
+    for _ in range(200):
+        await fn()
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(n):
+            await fn()
+        best = min(best, (time.perf_counter() - start) / n * 1e6)
+    if profiler is not None:
+        import pstats
+
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+    print(f"{which} {path}: {best:.1f} us per op (best of 5 x {n}, hot caches)")
+
+
+def stdio(which: str, n: int) -> None:
+    import msgspec
+
+    out: list[bytes] = []
+    if which == "floor":
+        import floor
+
+        def one() -> None:
+            out.append(floor.answer(ADD) + b"\n")
+    else:
+        import server
+
+        from rondo.transport.stdio import answer_now
+
+        encode = msgspec.json.encode
+
+        def send(message: dict[str, Any]) -> None:
+            out.append(encode(message) + b"\n")
+
+        def one() -> None:
+            answer_now(server.server, ADD, send)
+
+    for _ in range(200):
+        one()
+    start = time.perf_counter()
+    for _ in range(5 * n):
+        one()
+    assert b'"3"' in out[-1]
+    print(f"{which} stdio: {(time.perf_counter() - start) / (5 * n) * 1e6:.1f} us per op (hot caches)")
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) < 3 or argv[0] not in ("floor", "rondo"):
+        raise SystemExit("usage: inprocess.py floor|rondo add|leg1|leg2|flow|stdio N [--profile]")
+    which, path, n = argv[0], argv[1], int(argv[2])
+    if path == "stdio":
+        stdio(which, n)
+        return
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(run(which, path, n, "--profile" in argv))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

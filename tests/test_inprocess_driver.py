@@ -1,0 +1,36 @@
+"""benchmarks/inprocess.py still drives every path it names (it backs the instruction counts in
+benchmarks/README.md). Functional only: nothing here is timed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # each test spawns a Python process
+
+
+@pytest.mark.parametrize("which", ["floor", "rondo"])
+@pytest.mark.parametrize("path", ["add", "leg1", "leg2", "flow", "stdio"])
+def test_the_in_process_driver_answers_every_path(which: str, path: str) -> None:
+    if which == "floor" and path in ("leg1", "leg2", "flow"):
+        path = "flow"  # the floor answers both legs too; one run is enough for it
+    done = subprocess.run([sys.executable, "benchmarks/inprocess.py", which, path, "3"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{which} {path}:" in done.stdout and "us per op" in done.stdout
+
+
+def test_a_wrong_answer_fails_the_driver(tmp_path: Path) -> None:
+    # The driver checks every answer: a fixture whose add is wrong makes it fail.
+    (tmp_path / "server.py").write_text(
+        "import rondo\nserver = rondo.Server('x', '1', warn_undocumented=False)\n"
+        "@server.tool\ndef add(a: int, b: int) -> str:\n    return str(a - b)\n")
+    script = (ROOT / "benchmarks/inprocess.py").read_text()
+    (tmp_path / "inprocess.py").write_text(script)
+    done = subprocess.run([sys.executable, str(tmp_path / "inprocess.py"), "rondo", "add", "3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "AssertionError" in done.stderr
