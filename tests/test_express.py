@@ -420,3 +420,59 @@ def test_http_routing_and_version_answers_follow_the_checks_in_order(
         assert status == 200 and "result" in answer, answer
     else:
         assert answer["error"]["message"] == refusal, (answer, refusal)
+
+
+# -- HTTP: the inline header and body shortcuts answer as the full checks would ----------------
+
+def expected_http_refusal(app: HttpApp, headers: list[tuple[bytes, bytes]], body: bytes) -> int | None:
+    """The reference model for what comes before the JSON: header checks, host, body bound."""
+    from rondo.transport.asgi import header_map
+    from rondo.transport.checks import header_problem
+
+    mapped = header_map({"headers": headers})
+    refused = header_problem(mapped, "POST")
+    if refused is not None:
+        return refused[0]
+    if not app._host_ok(mapped):
+        return 403
+    length = mapped.get(b"content-length")
+    if length:
+        try:
+            if int(length[0]) > app.max_body:
+                return 413
+        except ValueError:
+            pass
+    return 413 if len(body) > app.max_body else None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from([b"127.0.0.1:8000", b"localhost", b"evil.example", b""]), max_size=2),
+    st.lists(st.sampled_from([b"application/json", b"Application/JSON; charset=utf-8",
+                              b"text/plain"]), max_size=2),
+    st.lists(st.sampled_from([b"application/json, text/event-stream", b"text/html",
+                              b"*/*", b""]), max_size=2),
+    st.sampled_from([None, b"http://localhost", b"http://evil.example"]),
+    st.sampled_from([None, "len", "big", "bogus", " 12"]),
+    st.integers(0, 3),
+)
+def test_http_header_and_body_answers_follow_the_full_checks(
+    hosts: list[bytes], ctypes: list[bytes], accepts: list[bytes], origin: bytes | None,
+    length: str | None, padding: int,
+) -> None:
+    app = HttpApp(SERVER, max_body=400)
+    params = {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": {PV: V, CAPS: {}},
+              "pad": "x" * (150 * padding)}
+    data = msgspec.json.encode(request(params))
+    headers = [(b"host", h) for h in hosts] + [(b"content-type", c) for c in ctypes]
+    headers += [(b"accept", a) for a in accepts]
+    if origin is not None:
+        headers.append((b"origin", origin))
+    value = {"len": str(len(data)).encode(), "big": b"100000", "bogus": b"ten", " 12": b" 12"}
+    if length is not None:
+        headers.append((b"content-length", value[length]))
+    headers += [(b"mcp-protocol-version", V.encode()), (b"mcp-method", b"tools/call"),
+                (b"mcp-name", b"add")]
+    status, _ = asyncio.run(asgi(app, data, headers))
+    expected = expected_http_refusal(app, headers, data)
+    assert status == (200 if expected is None else expected), (status, expected)
