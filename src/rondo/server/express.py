@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+from msgspec.structs import asdict as _asdict
+
 from ..mrtr.result import AskInterrupt, InputRequired
 from ..wire.errors import McpError
 from ..wire.jsonrpc import error_response
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
     from .core import Core
 
 log = logger("rondo.server")
+_convert = msgspec.convert
+_ValidationError = msgspec.ValidationError
 
 
 def express_ready(core: Core) -> bool:
@@ -72,8 +77,15 @@ def answer_tool(
         if retry:
             assert ctx is not None
             core.open_retry(ctx, params)
+        plain = sig.plain_struct
         try:
-            kwargs = sig.bind(arguments)
+            if plain is not None and type(arguments) is dict:
+                try:
+                    kwargs = _asdict(_convert(arguments, plain))  # `bind`, inline
+                except _ValidationError:
+                    kwargs = sig.bind(arguments)  # says what is wrong, as ArgumentError
+            else:
+                kwargs = sig.bind(arguments)
         except Exception as exc:
             from .schema import ArgumentError  # only refusals pay for the import
 

@@ -366,7 +366,13 @@ class HttpApp:
     ) -> None:
         rid = None
         try:
-            rid, method, params, is_request = request_shape(msg)
+            rid, method, params = msg.get("id"), msg.get("method"), msg.get("params")
+            if ((type(rid) is int or type(rid) is str) and type(method) is str
+                    and type(params) is dict and msg.get("jsonrpc") == "2.0"
+                    and "result" not in msg and "error" not in msg):
+                is_request = True  # what request_shape would say of this one, without the call
+            else:
+                rid, method, params, is_request = request_shape(msg)
             if not is_request:
                 await send_plain(send, 202)
                 return

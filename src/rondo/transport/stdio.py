@@ -22,6 +22,7 @@ from ..wire.envelope import check_version, envelope
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 from ..wire.logs import default_to_stderr, logger
+from ..wire.meta import MODERN_VERSION
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -92,15 +93,20 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     if method == "initialize" or "id" not in msg:
         return False  # a legacy session or a notification: the event loop's business
     core = server._core or server.core
-    try:
-        rid, method, params, _ = request_shape(msg)
-    except McpError as exc:
-        send(error_response(readable_id(msg), exc))
-        return True
+    rid, params = msg.get("id"), msg.get("params")
+    if not ((type(rid) is int or type(rid) is str) and type(method) is str
+            and type(params) is dict and msg.get("jsonrpc") == "2.0"
+            and "result" not in msg and "error" not in msg):
+        try:  # anything but the plain request the test above passes: the full shape check
+            rid, method, params, _ = request_shape(msg)
+        except McpError as exc:
+            send(error_response(readable_id(msg), exc))
+            return True
     if method == "tools/call" and core.express:
         try:
             env = envelope(params)
-            check_version(env)
+            if env.version != MODERN_VERSION:
+                check_version(env)
         except McpError as exc:
             send(error_response(rid, exc))
             return True
