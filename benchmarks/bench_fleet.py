@@ -28,16 +28,12 @@ import urllib.request
 from pathlib import Path
 
 from run import (
-    ADD_PARAMS,
-    ELICIT_CAPS,
     RESULTS,
     ROOT,
     free_port,
-    http_headers,
-    meta,
-    request,
     stop,
     wrk,
+    wrk_envs,
     wrk_numbers,
 )
 
@@ -103,15 +99,7 @@ def start_nginx(upstream_port: int) -> tuple[subprocess.Popen[bytes], int, Path]
 
 
 def measure(port: int, args: argparse.Namespace) -> dict[str, float]:
-    add_env = {
-        "WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
-        "WRK_HEADERS": "\n".join(f"{k}: {v}" for k, v in http_headers("tools/call", "add").items()),
-    }
-    mrtr_env = {
-        "WRK_META": json.dumps(meta(ELICIT_CAPS)),
-        "WRK_HEADERS": "\n".join(
-            f"{k}: {v}" for k, v in http_headers("tools/call", "ask_color").items()),
-    }
+    add_env, mrtr_env = wrk_envs()
     wrk("post.lua", port, add_env, args, args.warmup)
     add = [wrk_numbers(wrk("post.lua", port, add_env, args, args.duration))
            for _ in range(args.repeat)]

@@ -14,7 +14,6 @@ shared 2-core machine, their difference is mostly whatever else ran meanwhile.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -42,16 +41,13 @@ def main() -> None:
                                     preexec_fn=bench.pinned(bench.SERVER_CPU), cwd=bench.ROOT)
             servers[name] = (proc, port)
             bench.wait_http_ready(port, proc)
+        add_env, mrtr_env = bench.wrk_envs()
         loads = {
-            "HTTP `add` requests/s": ("post.lua", "add", {
-                "WRK_BODY": json.dumps(bench.request(1, "tools/call", bench.ADD_PARAMS))}),
-            "HTTP MRTR `ask_color` flows/s": ("mrtr.lua", "ask_color", {
-                "WRK_META": json.dumps(bench.meta(bench.ELICIT_CAPS))}),
+            "HTTP `add` requests/s": ("post.lua", add_env),
+            "HTTP MRTR `ask_color` flows/s": ("mrtr.lua", mrtr_env),
         }
         rows = []
-        for label, (script, tool, env) in loads.items():
-            env = {**env, "WRK_HEADERS": "\n".join(
-                f"{k}: {v}" for k, v in bench.http_headers("tools/call", tool).items())}
+        for label, (script, env) in loads.items():
             for _, port in servers.values():
                 bench.wrk(script, port, env, args, args.warmup)
             figures: dict[str, list[float]] = {name: [] for name in NAMES}

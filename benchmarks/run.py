@@ -202,6 +202,16 @@ def wait_http_ready(port: int, proc: subprocess.Popen[Any], timeout: float = 60)
 # -- HTTP with wrk ---------------------------------------------------------------------------
 
 
+def wrk_envs() -> tuple[dict[str, str], dict[str, str]]:
+    """The wrk environments of the `add` load (post.lua) and of the MRTR flow (mrtr.lua)."""
+    def headers(tool: str) -> str:
+        return "\n".join(f"{k}: {v}" for k, v in http_headers("tools/call", tool).items())
+
+    return ({"WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
+             "WRK_HEADERS": headers("add")},
+            {"WRK_META": json.dumps(meta(ELICIT_CAPS)), "WRK_HEADERS": headers("ask_color")})
+
+
 def wrk(
     script: str, port: int, env: dict[str, str], args: argparse.Namespace, seconds: float
 ) -> str:
@@ -296,16 +306,7 @@ def interleaved(
 
 def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, Measured]) -> None:
     servers: dict[str, HttpServer] = {}
-    add_env = {
-        "WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
-        "WRK_HEADERS": "\n".join(f"{k}: {v}" for k, v in http_headers("tools/call", "add").items()),
-    }
-    mrtr_env = {
-        "WRK_META": json.dumps(meta(ELICIT_CAPS)),
-        "WRK_HEADERS": "\n".join(
-            f"{k}: {v}" for k, v in http_headers("tools/call", "ask_color").items()
-        ),
-    }
+    add_env, mrtr_env = wrk_envs()
     add_runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     mrtr_runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
 

@@ -83,10 +83,13 @@ def status_of(reply: bytes) -> int:
     return int(reply.split(b" ", 2)[1])
 
 
+LIST_BODY = (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{'
+             b'"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+             b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
+
+
 def ok_request(served: Served) -> int:
-    body = (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{'
-            b'"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-            b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
+    body = LIST_BODY
     with served.connect() as sock:
         sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                      b"accept: application/json, text/event-stream\r\nmcp-method: tools/list\r\n"
@@ -95,28 +98,30 @@ def ok_request(served: Served) -> int:
         return status_of(read_all(sock))
 
 
+def trickle_headers(sock: socket.socket) -> None:
+    """A request line, then one header a byte every 50 ms (until the server hangs up)."""
+    sock.sendall(b"POST /mcp HTTP/1.1\r\n")
+    try:
+        for byte in b"x-slow: " + b"a" * 50:
+            sock.sendall(bytes([byte]))
+            time.sleep(0.05)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 def test_headers_trickled_a_byte_at_a_time_get_408(served: Served) -> None:
     with served.connect() as sock:
         start = time.monotonic()
-        sock.sendall(b"POST /mcp HTTP/1.1\r\n")
-        try:
-            for byte in b"x-slow: " + b"a" * 50:
-                sock.sendall(bytes([byte]))
-                time.sleep(0.05)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        trickle_headers(sock)
         reply = read_all(sock)
         assert status_of(reply) == 408 and time.monotonic() - start < 3
     assert ok_request(served) == 200
 
 
-_KEEP_ALIVE_BODY = (b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{'
-                    b'"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-                    b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
 _KEEP_ALIVE_REQUEST = (b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                        b"accept: application/json\r\nmcp-method: tools/list\r\n"
                        b"mcp-protocol-version: 2026-07-28\r\ncontent-length: %d\r\n\r\n%s"
-                       % (len(_KEEP_ALIVE_BODY), _KEEP_ALIVE_BODY))
+                       % (len(LIST_BODY), LIST_BODY))
 
 
 def _one_reply(sock: socket.socket) -> bytes:
@@ -153,13 +158,7 @@ def test_a_second_request_trickled_on_a_kept_connection_gets_408(served: Served)
         assert status_of(_one_reply(sock)) == 200
         time.sleep(0.3)  # part of a header timeout passes idle: the next request's own counts
         start = time.monotonic()
-        sock.sendall(b"POST /mcp HTTP/1.1\r\n")
-        try:
-            for byte in b"x-slow: " + b"a" * 50:
-                sock.sendall(bytes([byte]))
-                time.sleep(0.05)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        trickle_headers(sock)
         reply = read_all(sock)
         elapsed = time.monotonic() - start
         assert status_of(reply) == 408

@@ -300,6 +300,8 @@ def tool_result(value: Any, signature: Signature) -> dict[str, Any]:
     None → no content; bytes → an error result (say what they are with `image`/`audio`/
     `embedded`); anything else → a text block with its JSON.
     """
+    if type(value) is str and signature.output_schema is None:
+        return {"content": [{"type": "text", "text": value}]}  # the commonest answer, first
     if isinstance(value, ToolResult):
         return value.to_dict()
     if signature.output_schema is not None:

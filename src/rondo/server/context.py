@@ -105,25 +105,33 @@ class Context:
     def for_request(cls, server: Server, req: Any, dialect: Any) -> Context:
         """The context of one core `Request` (either era: its envelope says what the client
         declared, per request on 2026-07-28 or at `initialize` on a legacy session)."""
-        env = req.env
-        ctx = cls(
+        ctx = cls.for_call(server, req.id, req.method, req.params, req.env, dialect,
+                           auth=req.auth, emit=req.emit, session=req.call)
+        if req.extras is not None:
+            ctx.extras = req.extras
+        return ctx
+
+    @classmethod
+    def for_call(
+        cls, server: Server, rid: Any, method: str, params: Mapping[str, Any], env: Any,
+        dialect: Any, *, auth: Any = None, emit: Emit | None = None, session: Any = None,
+    ) -> Context:
+        """The context of one request given by its parts (the express lane has no `Request`)."""
+        return cls(
             server,
-            request_id=req.id,
-            request_method=req.method,
-            request_params=req.params,
+            request_id=rid,
+            request_method=method,
+            request_params=params,
             protocol_version=env.version,
             client_info=env.client_info,
             client_capabilities=env.capabilities,
             era=dialect.era,
-            auth=req.auth,
+            auth=auth,
             log_level=env.log_level,
-            emit=req.emit,
-            session=req.call,
+            emit=emit,
+            session=session,
             dialect=dialect,
         )
-        if req.extras is not None:
-            ctx.extras = req.extras
-        return ctx
 
     @property
     def server_name(self) -> str:

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-from msgspec.structs import asdict as _asdict
-
 from ..mrtr.result import AskInterrupt, InputRequired
 from ..wire.errors import McpError
 from ..wire.jsonrpc import error_response
@@ -26,7 +23,7 @@ from ..wire.logs import logger
 from .content import tool_result
 from .context import Context
 from .failures import masked_internal_error
-from .methods import tool_failure, tools_call
+from .methods import tool_failure, tool_refusal, tools_call
 from .request import Emit
 
 if TYPE_CHECKING:
@@ -34,8 +31,7 @@ if TYPE_CHECKING:
     from .core import Core
 
 log = logger("rondo.server")
-_convert = msgspec.convert
-_ValidationError = msgspec.ValidationError
+
 
 
 def express_ready(core: Core) -> bool:
@@ -67,32 +63,20 @@ def answer_tool(
     ctx: Context | None = None
     retry = "inputResponses" in params or "requestState" in params
     if sig.context_param is not None or retry:
-        ctx = Context(
-            core.server, request_id=rid, request_method="tools/call", request_params=params,
-            protocol_version=env.version, client_info=env.client_info,
-            client_capabilities=env.capabilities, auth=auth, log_level=env.log_level,
-            emit=emit, dialect=core.modern,
-        )
+        ctx = Context.for_call(core.server, rid, "tools/call", params, env, core.modern,
+                               auth=auth, emit=emit)
     try:
         if retry:
             assert ctx is not None
             core.open_retry(ctx, params)
-        plain = sig.plain_struct
         try:
-            if plain is not None and type(arguments) is dict:
-                try:
-                    kwargs = _asdict(_convert(arguments, plain))  # `bind`, inline
-                except _ValidationError:
-                    kwargs = sig.bind(arguments)  # says what is wrong, as ArgumentError
-            else:
-                kwargs = sig.bind(arguments)
+            kwargs = sig.bind(arguments)
         except Exception as exc:
             from .schema import ArgumentError  # only refusals pay for the import
 
             if not isinstance(exc, ArgumentError):
                 raise
-            return _respond(core, rid, {"content": [{"type": "text", "text": str(exc)}],
-                                        "isError": True})
+            return _respond(core, rid, tool_refusal(str(exc)))
         if ctx is not None:
             if sig.context_param is not None:
                 kwargs[sig.context_param] = ctx
@@ -103,23 +87,13 @@ def answer_tool(
             value = InputRequired()
         if isinstance(value, InputRequired):
             if ctx is None:  # an ask through some other request's context
-                ctx = Context(core.server, request_id=rid, request_method="tools/call",
-                              request_params=params, protocol_version=env.version,
-                              client_info=env.client_info, client_capabilities=env.capabilities,
-                              auth=auth, log_level=env.log_level, emit=emit, dialect=core.modern)
+                ctx = Context.for_call(core.server, rid, "tools/call", params, env, core.modern,
+                               auth=auth, emit=emit)
             return _respond(core, rid, core.modern.input_required(ctx, value))
     except McpError as exc:
         return error_response(rid, exc)
     except Exception as exc:
         return _respond(core, rid, tool_failure(core, name, exc))
-    if type(value) is str and sig.output_schema is None:
-        # The commonest answer, shaped as tool_result and _respond would shape it.
-        result: dict[str, Any] = {"content": [{"type": "text", "text": value}],
-                                  "resultType": "complete"}
-        meta = core.modern._result_meta
-        if meta is not None:
-            result["_meta"] = meta
-        return {"jsonrpc": "2.0", "id": rid, "result": result}
     try:  # outside the tool's own failure handling, as on the general path
         return _respond(core, rid, tool_result(value, sig))
     except McpError as exc:

@@ -142,7 +142,7 @@ async def tools_call(core: Core, req: Request) -> dict[str, Any]:
         raise invalid_params(f"Unknown tool: {name}")
     arguments = _arguments(params)
     try:
-        done, value = await core.invoke(req, tool, arguments, _tool_refusal)
+        done, value = await core.invoke(req, tool, arguments, tool_refusal)
     except McpError:
         raise
     except Exception as exc:
@@ -170,7 +170,8 @@ def tool_failure(core: Core, name: str, exc: Exception) -> dict[str, Any]:
             "isError": True}
 
 
-def _tool_refusal(reason: str) -> dict[str, Any]:
+def tool_refusal(reason: str) -> dict[str, Any]:
+    """The answer to arguments that do not fit the tool's schema (the express lane shares it)."""
     # Arguments that do not fit the schema are a tool error the model can correct, not -32602.
     return {"content": [{"type": "text", "text": reason}], "isError": True}
 

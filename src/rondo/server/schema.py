@@ -86,7 +86,6 @@ class Signature:
         "_extras",
         "_required",
         "_accepts_any",
-        "plain_struct",
     )
 
     input_schema: dict[str, Any]
@@ -101,9 +100,6 @@ class Signature:
     _extras: Any  # the **kwargs value type (Any when unannotated); None without **kwargs
     _required: tuple[str, ...]
     _accepts_any: bool
-    # The Struct when `bind` of a dict is exactly `asdict(convert(arguments, struct))` (strict,
-    # no hooks, no **kwargs), else None: the express lane then binds without a call.
-    plain_struct: Any
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate + convert arguments into kwargs for the function (ctx not included)."""
@@ -326,7 +322,6 @@ def _build(
     if input_schema is not None:
         sig._struct = None
         sig._dec_hook = None
-        sig.plain_struct = None
         sig.input_schema = input_schema
     else:
         struct = msgspec.defstruct(
@@ -336,7 +331,6 @@ def _build(
         schema = restore_enum_order(schema, declared_enums([f[1] for f in fields] + [extras]))
         sig._struct = struct
         sig._dec_hook = _dec_hook if uses_pydantic else None
-        sig.plain_struct = struct if strict and not uses_pydantic and extras is None else None
         sig.input_schema = schema
 
     if output_schema is not None:

@@ -12,9 +12,7 @@ from .asgi import Headers
 
 _ACCEPTABLE = ("application/json", "text/event-stream", "application/*", "text/*", "*/*")
 # A client sends the same Accept on every request: judge each distinct value once (bounded).
-# The HTTP app reads it directly for the usual request (an Accept already judged acceptable).
-ACCEPTED: dict[bytes, bool] = {}
-_ACCEPT_SEEN = ACCEPTED
+_ACCEPT_SEEN: dict[bytes, bool] = {}
 _ACCEPT_LIMIT = 256
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -34,9 +34,8 @@ from ..wire.errors import (
 )
 from ..wire.headers import HeaderValueError, check_param_headers, decode_value
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
-from ..wire.meta import MODERN_VERSION, NAME_FIELDS, PROTOCOL_VERSION
+from ..wire.meta import NAME_FIELDS
 from .asgi import (
-    JSON_HEADERS,
     KEEPALIVE_FRAME,
     SSE_HEADERS,
     Headers,
@@ -50,7 +49,7 @@ from .asgi import (
     send_plain,
     sse_frame,
 )
-from .checks import ACCEPTED, header_problem
+from .checks import header_problem
 from .pending import PendingNotes
 
 if TYPE_CHECKING:
@@ -67,8 +66,6 @@ KEEPALIVE_SECONDS = 15.0
 DISCONNECT_WATCH_AFTER = 0.1
 
 _decode = msgspec.json.decode
-_encode = msgspec.json.encode
-_MODERN_BYTES = MODERN_VERSION.encode()
 _ROUTING = (b"mcp-method", b"mcp-name", b"mcp-protocol-version")
 
 
@@ -203,6 +200,8 @@ class HttpApp:
         if self.path is None:
             return True
         path: str = scope.get("path", "")
+        if path == self.path and not scope.get("root_path"):
+            return True  # the usual request, unmounted
         root: str = scope.get("root_path", "")
         if root and path.startswith(root):
             return path[len(root):].rstrip("/") == ""  # mounted: the mount point is the endpoint
@@ -217,26 +216,15 @@ class HttpApp:
         if guard is not None and scope.get("path", "") in guard.metadata_paths:
             await guard.metadata(scope["method"], send)
             return
-        # The usual request passes each check below by an equality or a memo lookup, inline;
-        # anything else takes the full check for its exact answer. Every call saved here is
-        # worth about a microsecond of a real request (benchmarks/README.md).
-        if (scope.get("path") != self.path or scope.get("root_path")) and not self._at_endpoint(scope):
+        if not self._at_endpoint(scope):
             await send_plain(send, 404, b"Not Found")
             return
         headers = header_map(scope)
-        host = headers.get(b"host")
-        ctype = headers.get(b"content-type")
-        accept = headers.get(b"accept")
-        if not (scope["method"] == "POST" and host is not None and len(host) == 1
-                and (ctype is None or ctype[0] == b"application/json")
-                and accept is not None and len(accept) == 1 and ACCEPTED.get(accept[0]) is True):
-            refused = header_problem(headers, scope["method"])
-            if refused is not None:
-                await send_error(send, None, refused[1], refused[0])
-                return
-        if (self.allowed_hosts is not None and not (
-                host is not None and self._hosts_seen.get(host[0]) is True
-                and b"origin" not in headers) and not self._host_ok(headers)):
+        refused = header_problem(headers, scope["method"])
+        if refused is not None:
+            await send_error(send, None, refused[1], refused[0])
+            return
+        if not self._host_ok(headers):
             await send_json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
                                                                "message": "Forbidden: Host or Origin not allowed"}})
             return
@@ -253,17 +241,7 @@ class HttpApp:
             await send_plain(send, 405, b"Method Not Allowed", [(b"allow", b"POST")])
             return
         try:
-            length = headers.get(b"content-length")
-            message: dict[str, Any] | None = None
-            if length is None or (length[0].isdigit() and int(length[0]) <= self.max_body):
-                message = await receive()
-                if (message["type"] == "http.request" and not message.get("more_body", False)
-                        and len(message.get("body", b"")) <= self.max_body):
-                    body = message.get("body", b"")  # the usual request: one message
-                else:
-                    body = await self._read_body(headers, receive, message)
-            else:
-                body = await self._read_body(headers, receive, None)
+            body = await self._read_body(headers, receive)
         except BodyTooLarge:
             await send_error(send, None, McpError(INVALID_REQUEST, "Request body too large"), 413)
             return
@@ -277,11 +255,7 @@ class HttpApp:
         if not isinstance(msg, dict):
             await send_error(send, None, not_an_object(msg))
             return
-        params = msg.get("params")
-        meta = params.get("_meta") if type(params) is dict else None
-        if b"mcp-session-id" not in headers and (
-                (type(meta) is dict and PROTOCOL_VERSION in meta) or has_modern_meta(msg)):
-            # `has_modern_meta` inline for the plain dicts JSON decodes to; it decides the rest.
+        if b"mcp-session-id" not in headers and has_modern_meta(msg):
             era = MODERN  # the usual 2026-07-28 request, without asking the headers
         else:
             era = http_era(msg, header_value(headers, b"mcp-session-id"),
@@ -326,18 +300,20 @@ class HttpApp:
                 return False
         return True
 
-    async def _read_body(self, headers: Headers, receive: Receive,
-                         message: dict[str, Any] | None) -> bytes:
-        """The whole body, bounded; `message` is the first one when already received."""
-        if message is None:
-            length = headers.get(b"content-length")
-            if length:
-                try:
-                    if int(length[0]) > self.max_body:
-                        raise BodyTooLarge
-                except ValueError:
-                    pass
-            message = await receive()
+    async def _read_body(self, headers: Headers, receive: Receive) -> bytes:
+        length = headers.get(b"content-length")
+        if length:
+            try:
+                if int(length[0]) > self.max_body:
+                    raise BodyTooLarge
+            except ValueError:
+                pass
+        message = await receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            body: bytes = message.get("body", b"")  # the usual request: one message
+            if len(body) > self.max_body:
+                raise BodyTooLarge
+            return body
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -366,13 +342,7 @@ class HttpApp:
     ) -> None:
         rid = None
         try:
-            rid, method, params = msg.get("id"), msg.get("method"), msg.get("params")
-            if ((type(rid) is int or type(rid) is str) and type(method) is str
-                    and type(params) is dict and msg.get("jsonrpc") == "2.0"
-                    and "result" not in msg and "error" not in msg):
-                is_request = True  # what request_shape would say of this one, without the call
-            else:
-                rid, method, params, is_request = request_shape(msg)
+            rid, method, params, is_request = request_shape(msg)
             if not is_request:
                 await send_plain(send, 202)
                 return
@@ -383,11 +353,8 @@ class HttpApp:
             if tool is None or not _plain_routing(headers, tool.header_name):
                 _check_routing(headers, method, params)
             env = envelope(params)
-            version = headers.get(b"mcp-protocol-version")
-            if version is None or version[0] != _MODERN_BYTES or env.version != MODERN_VERSION:
-                # Not the usual header and body: the checks in order, for the exact error.
-                _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
-                check_version(env)
+            _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
+            check_version(env)
             if tool is not None and tool.header_params:
                 problem = check_param_headers(
                     lambda name: header_value(headers, name.encode(), " \t"),
@@ -407,16 +374,7 @@ class HttpApp:
             notes: list[dict[str, Any]] = []
             response = answer_tool(core, rid, params, env, self._keeper(notes), scope.get("auth"))
             if response is not None:
-                if notes:
-                    await self._send_inline(send, response, notes)
-                    return
-                # The usual answer, written here: two fewer frames than send_json's way.
-                error = response.get("error")
-                data = _encode(response)
-                await send({"type": "http.response.start",
-                            "status": http_status(error["code"]) if error is not None else 200,
-                            "headers": [*JSON_HEADERS, (b"content-length", str(len(data)).encode())]})
-                await send({"type": "http.response.body", "body": data})
+                await self._send_inline(send, response, notes)
                 return
         await self._answer(rid, method, params, env, scope, receive, send)
 
@@ -432,15 +390,16 @@ class HttpApp:
         return keep
 
     @staticmethod
-    async def _send_inline(send: Send, response: dict[str, Any], notes: list[dict[str, Any]]) -> None:
-        """One JSON answer, or an SSE body of the notifications and then the answer."""
+    def _send_inline(
+        send: Send, response: dict[str, Any], notes: list[dict[str, Any]]
+    ) -> Awaitable[None]:
+        """One JSON answer, or an SSE body of the notifications and then the answer. (A plain
+        def returning the writer's coroutine: no frame of its own per request.)"""
         if not notes:
             error = response.get("error")
-            await send_json(send, http_status(error["code"]) if error is not None else 200, response)
-            return
+            return send_json(send, http_status(error["code"]) if error is not None else 200, response)
         notes.append(response)
-        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in notes)})
+        return _send_sse(send, notes)
 
     async def _answer(
         self,
@@ -468,21 +427,8 @@ class HttpApp:
                     log, f"unexpected failure answering {rid!r}"))
             await self._send_inline(send, response, notes)
             return
-        await self._answer_later(rid, method, params, env, scope, receive, send)
-
-    async def _answer_later(
-        self,
-        rid: Any,
-        method: str,
-        params: dict[str, Any],
-        env: Any,
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        """Answer a request that may wait: run it as a task, stream what it emits meanwhile."""
+        # It may wait: run it as a task, stream what it emits meanwhile.
         auth = scope.get("auth")
-        core = self.core
         loop = asyncio.get_running_loop()
         queue = PendingNotes(self.max_pending)
         wake: asyncio.Future[None] = loop.create_future()
@@ -558,6 +504,11 @@ class HttpApp:
             await send({"type": "http.response.body", "body": sse_frame(final), "more_body": False})
         except OSError:
             task.cancel()
+
+
+async def _send_sse(send: Send, frames: list[dict[str, Any]]) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in frames)})
 
 
 def _warn_process_key(server: Server) -> None:

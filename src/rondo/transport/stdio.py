@@ -22,7 +22,6 @@ from ..wire.envelope import check_version, envelope
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 from ..wire.logs import default_to_stderr, logger
-from ..wire.meta import MODERN_VERSION
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -93,20 +92,15 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     if method == "initialize" or "id" not in msg:
         return False  # a legacy session or a notification: the event loop's business
     core = server._core or server.core
-    rid, params = msg.get("id"), msg.get("params")
-    if not ((type(rid) is int or type(rid) is str) and type(method) is str
-            and type(params) is dict and msg.get("jsonrpc") == "2.0"
-            and "result" not in msg and "error" not in msg):
-        try:  # anything but the plain request the test above passes: the full shape check
-            rid, method, params, _ = request_shape(msg)
-        except McpError as exc:
-            send(error_response(readable_id(msg), exc))
-            return True
+    try:
+        rid, method, params, _ = request_shape(msg)
+    except McpError as exc:
+        send(error_response(readable_id(msg), exc))
+        return True
     if method == "tools/call" and core.express:
         try:
             env = envelope(params)
-            if env.version != MODERN_VERSION:
-                check_version(env)
+            check_version(env)
         except McpError as exc:
             send(error_response(rid, exc))
             return True
@@ -135,7 +129,7 @@ class OutputClosed(BaseException):
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte, whatever the pipe takes per call. A non-blocking stdout (stdin and
     stdout one socket, as socat or inetd give) is waited on until writable, not spun on."""
-    view = memoryview(data)
+    view: bytes | memoryview = data  # a view only for a rest: most lines go in one write
     while view:
         try:
             n = os.write(fd, view)
@@ -144,7 +138,7 @@ def write_all(fd: int, data: bytes) -> None:
             continue
         except (BrokenPipeError, ConnectionResetError):
             raise OutputClosed from None
-        view = view[n:]
+        view = memoryview(view)[n:] if n < len(view) else b""
 
 
 def _wait_writable(fd: int) -> None:
@@ -154,18 +148,8 @@ def _wait_writable(fd: int) -> None:
 
 
 def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
-    write = os.write
-
     def send(message: dict[str, Any]) -> None:
-        data = _encode(message) + b"\n"
-        try:
-            n = write(fd, data)  # the usual case: the pipe takes the whole line at once
-        except BlockingIOError:
-            n = 0
-        except (BrokenPipeError, ConnectionResetError):
-            raise OutputClosed from None
-        if n != len(data):
-            write_all(fd, data[n:])
+        write_all(fd, _encode(message) + b"\n")
 
     return send
 
