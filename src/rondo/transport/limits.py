@@ -3,7 +3,8 @@
 uvicorn alone never times out a request whose headers or body trickle in, accepts connections
 until the process runs out of descriptors, and under httptools bounds neither header size nor
 count. `HttpLimits` closes those gaps with a thin subclass of whichever uvicorn protocol runs
-(httptools when installed, else h11), so the bounds hold whatever parser is picked:
+(httptools when installed, else h11), so the bounds hold whatever parser is picked (under
+httptools the subclass also writes each fixed-length answer in one call: `coalesce.py`):
 
 - `header_timeout`: from the connection's first byte (or from accepting it, so a connection that
   never sends anything is closed too) to the end of the request headers; then 408 and close.
@@ -150,6 +151,9 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
     else:
         raise ValueError(f"unknown HTTP parser {http!r} (httptools or h11)")
     cap = limits.connection_cap()
+    coalesce: Any = None
+    if http == "httptools":
+        from .coalesce import CoalescingTransport as coalesce
 
     class Guarded(base):
         _refused = False
@@ -165,7 +169,8 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
         _reading_headers = False
 
         def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
+            # httptools: each fixed-length answer leaves in one write (coalesce.py).
+            super().connection_made(transport if coalesce is None else coalesce(transport, self))
             if len(self.connections) > cap:
                 self.logger.warning("connection cap (%d) reached: answering 503", cap)
                 self._refuse(503)
