@@ -51,6 +51,7 @@ from .asgi import (
 )
 from .checks import header_problem
 from .pending import PendingNotes
+from .verdicts import HeaderFacts, Verdicts, plain_tool_name
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -129,6 +130,7 @@ class HttpApp:
             None if allowed_hosts is None else frozenset(_hostname(h) for h in allowed_hosts)
         )
         self._hosts_seen: dict[bytes, bool] = {}  # Host value -> allowed (see _host_ok)
+        self._verdicts = Verdicts(self._host_ok)  # header block -> what the checks said
         self.keepalive = keepalive
         _warn_process_key(server)
         # rondo.auth hook: an OAuth resource server guards the endpoint when configured.
@@ -219,12 +221,21 @@ class HttpApp:
         if not self._at_endpoint(scope):
             await send_plain(send, 404, b"Not Found")
             return
-        headers = header_map(scope)
-        refused = header_problem(headers, scope["method"])
+        method = scope["method"]
+        facts: HeaderFacts | None = None
+        if method == "POST":
+            facts = self._verdicts.facts(scope)  # a repeated header block is judged once
+            headers = facts.headers
+            refused = facts.refused
+            host_ok = facts.host_ok
+        else:
+            headers = header_map(scope)
+            refused = header_problem(headers, method)
+            host_ok = self._host_ok(headers)
         if refused is not None:
             await send_error(send, None, refused[1], refused[0])
             return
-        if not self._host_ok(headers):
+        if not host_ok:
             await send_json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
                                                                "message": "Forbidden: Host or Origin not allowed"}})
             return
@@ -233,8 +244,7 @@ class HttpApp:
             if principal is None:
                 return  # refused: 401, 400 or 503 already sent
             scope["auth"] = principal
-        method = scope["method"]
-        if method != "POST":
+        if facts is None:
             if self.legacy is not None and method in ("GET", "DELETE"):
                 await self.legacy.handle_http(scope, receive, send, headers, None)
                 return
@@ -269,7 +279,7 @@ class HttpApp:
                 "This endpoint speaks MCP 2026-07-28: send per-request _meta and MCP-Protocol-Version",
             ))
             return
-        await self._modern(msg, headers, scope, receive, send)
+        await self._modern(msg, facts, scope, receive, send)
 
     # -- checks --------------------------------------------------------------------------------
 
@@ -335,12 +345,13 @@ class HttpApp:
     async def _modern(
         self,
         msg: dict[str, Any],
-        headers: Headers,
+        facts: HeaderFacts,
         scope: Scope,
         receive: Receive,
         send: Send,
     ) -> None:
         rid = None
+        headers = facts.headers
         try:
             rid, method, params, is_request = request_shape(msg)
             if not is_request:
@@ -350,10 +361,11 @@ class HttpApp:
             if method == "tools/call":
                 name = params.get("name")
                 tool = self.server.tools.get(name) if type(name) is str else None
-            if tool is None or not _plain_routing(headers, tool.header_name):
+            if tool is None or tool.header_name is None or facts.tool_name != tool.header_name:
                 _check_routing(headers, method, params)
             env = envelope(params)
-            _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
+            if facts.version != env.version:  # equal: the check passes
+                _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
             check_version(env)
             if tool is not None and tool.header_params:
                 problem = check_param_headers(
@@ -566,13 +578,9 @@ def _mismatch(message: str) -> McpError:
 def _plain_routing(headers: Headers, tool_name: bytes | None) -> bool:
     """The usual `tools/call`: `Mcp-Method` and `Mcp-Name` given once each, byte for byte the
     body's method and (plain) tool name, and one `MCP-Protocol-Version` at most. Then every
-    check of `_check_routing` passes; anything else goes through those checks for its error."""
-    method = headers.get(b"mcp-method")
-    name = headers.get(b"mcp-name")
-    version = headers.get(b"mcp-protocol-version")
-    return (method is not None and name is not None and tool_name is not None
-            and len(method) == 1 and len(name) == 1 and (version is None or len(version) == 1)
-            and method[0] == b"tools/call" and name[0] == tool_name)
+    check of `_check_routing` passes; anything else goes through those checks for its error.
+    (`_modern` compares the block's `HeaderFacts.tool_name`, which is this rule judged once.)"""
+    return tool_name is not None and plain_tool_name(headers) == tool_name
 
 
 def _check_routing(headers: Headers, method: str, params: dict[str, Any]) -> None:

@@ -1,0 +1,124 @@
+"""A repeated POST header block is judged once (transport/verdicts.py), with the same answers.
+
+The reference is a fresh app for every request, whose memo is always empty: one long-lived app
+that has seen many blocks (most of them several times) must answer every request with the same
+status and the same bytes. Then the bounds: credentials and large blocks are never kept, the
+memo never holds more than its cap, and unhashable header pairs are judged every time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import msgspec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import rondo
+from rondo.transport import verdicts
+from rondo.transport.http import HttpApp
+from test_express import CAPS, PV, SERVER, V, asgi, request
+
+LONG_LIVED = HttpApp(SERVER, max_body=600)
+
+values = {
+    b"host": [b"127.0.0.1:8000", b"localhost", b"evil.example"],
+    b"content-type": [b"application/json", b"Application/JSON; charset=utf-8", b"text/plain"],
+    b"accept": [b"application/json, text/event-stream", b"text/html", b"*/*"],
+    b"origin": [b"http://localhost", b"http://evil.example"],
+    b"mcp-method": [b"tools/call", b"tools/call ", b"tools/list"],
+    b"mcp-name": [b"add", b" add", b"ADD", b"ask_color"],
+    b"mcp-protocol-version": [V.encode(), b" " + V.encode(), b"2025-11-25", b""],
+    b"mcp-session-id": [b"abc"],
+    b"content-length": [b"12", b"bogus", b"100000"],
+}
+# Mostly the usual block (so the long-lived app meets it again and again), often a near miss.
+usual = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
+         (b"accept", b"application/json, text/event-stream"), (b"mcp-method", b"tools/call"),
+         (b"mcp-name", b"add"), (b"mcp-protocol-version", V.encode())]
+header = st.sampled_from(sorted(values)).flatmap(
+    lambda name: st.sampled_from(values[name]).map(lambda value: (name, value)))
+blocks = st.one_of(
+    st.just(usual),
+    st.tuples(st.integers(0, len(usual)), st.lists(header, max_size=2)).map(
+        lambda cut: usual[:cut[0]] + cut[1] + usual[cut[0]:]),
+    st.lists(header, max_size=8),
+)
+calls = st.one_of(
+    st.just({"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": {PV: V, CAPS: {}}}),
+    st.just({"name": "ask_color", "arguments": {}, "_meta": {PV: V, CAPS: {}}}),
+    st.just({"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": {PV: "2025-11-25", CAPS: {}}}),
+    st.just({"name": "ADD", "arguments": {}, "_meta": {PV: V, CAPS: {}}}),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks, calls, st.integers(1, 3))
+def test_a_remembered_block_gets_the_answer_a_fresh_app_gives(
+    block: list[tuple[bytes, bytes]], params: dict[str, Any], times: int
+) -> None:
+    body = msgspec.json.encode(request(params))
+    fresh = asyncio.run(asgi(HttpApp(SERVER, max_body=600), body, block))
+    for _ in range(times):
+        assert asyncio.run(asgi(LONG_LIVED, body, list(block))) == fresh
+    assert len(LONG_LIVED._verdicts) <= verdicts.MAX_BLOCKS
+
+
+def add_body() -> bytes:
+    return msgspec.json.encode(request({"name": "add", "arguments": {"a": 1, "b": 2},
+                                        "_meta": {PV: V, CAPS: {}}}))
+
+
+def test_a_repeated_block_is_judged_once(monkeypatch: Any) -> None:
+    maps = []
+    real = verdicts.header_map
+
+    def counted(scope: dict[str, Any]) -> Any:
+        maps.append(scope)
+        return real(scope)
+
+    monkeypatch.setattr(verdicts, "header_map", counted)
+    app = HttpApp(SERVER)
+    for _ in range(3):
+        status, body = asyncio.run(asgi(app, add_body(), list(usual)))
+        assert status == 200 and b'"text":"3"' in body
+    assert len(maps) == 1 and len(app._verdicts) == 1
+
+
+def test_credentials_and_large_blocks_are_never_kept() -> None:
+    server = rondo.Server("verdicts", state=None)
+
+    @server.tool
+    def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    app = HttpApp(server)
+    for extra in ([(b"authorization", b"Bearer secret-token")], [(b"Cookie", b"s=1")],
+                  [(b"proxy-authorization", b"Basic eA==")],
+                  [(b"x-padding", b"x" * verdicts.MAX_BLOCK_BYTES)]):
+        status, _ = asyncio.run(asgi(app, add_body(), usual + extra))
+        assert status == 200
+    assert len(app._verdicts) == 0
+    assert not any(b"secret-token" in str(k).encode() for k in app._verdicts._kept)
+
+
+def test_the_memo_is_bounded_and_still_answers_past_its_cap() -> None:
+    app = HttpApp(SERVER)
+    for i in range(verdicts.MAX_BLOCKS * 2 + 3):
+        status, _ = asyncio.run(asgi(app, add_body(), usual + [(b"x-request", str(i).encode())]))
+        assert status == 200
+        assert len(app._verdicts) <= verdicts.MAX_BLOCKS
+
+
+def test_unhashable_header_pairs_are_judged_every_time() -> None:
+    app = HttpApp(SERVER)
+    as_lists: Any = [[name, value] for name, value in usual]
+    for _ in range(2):
+        status, body = asyncio.run(asgi(app, add_body(), as_lists))
+        assert status == 200 and b'"text":"3"' in body
+    assert len(app._verdicts) == 0
+    bad_host: Any = [[b"host", b"evil.example"], *as_lists[1:]]
+    status, _ = asyncio.run(asgi(app, add_body(), bad_host))
+    assert status == 403
