@@ -34,3 +34,19 @@ def test_a_wrong_answer_fails_the_driver(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(tmp_path / "inprocess.py"), "rondo", "add", "3"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "AssertionError" in done.stderr
+
+
+@pytest.mark.parametrize("which", ["floor", "server"])
+@pytest.mark.parametrize("what", ["add", "flow"])
+def test_the_sequential_client_drives_a_real_server(which: str, what: str, free_port: int) -> None:
+    # benchmarks/sequential.py backs server_instructions.sh: it must reach a live fixture over
+    # HTTP and check every answer (without valgrind here).
+    served = subprocess.Popen([sys.executable, f"benchmarks/{which}.py", "http", str(free_port)],
+                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        done = subprocess.run([sys.executable, "benchmarks/sequential.py", str(free_port), "5", what],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+    finally:
+        served.terminate()
+        served.wait(10)
