@@ -248,7 +248,9 @@ def test_an_mrtr_flow_through_the_lane_is_sealed_checked_and_schema_valid(expres
         validate(m, method=None if "method" in m else "tools/call")
     # A tampered state is refused on the lane exactly as on the general path.
     first = stdio(SERVER, request({"name": "ask_color", "_meta": meta()}), express)[-1]["result"]
-    bad = {"name": "ask_color", "_meta": meta(), "requestState": first["requestState"][:-2] + "AA",
+    token = first["requestState"]
+    forged = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")  # always a different token
+    bad = {"name": "ask_color", "_meta": meta(), "requestState": forged,
            "inputResponses": {"color": {"action": "accept", "content": {"color": "blue"}}}}
     refused = stdio(SERVER, request(bad), express)[-1]
     assert refused["error"]["code"] == -32602

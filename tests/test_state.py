@@ -299,10 +299,14 @@ def test_signed_and_encrypted_tokens_both_open_with_the_same_keys():
         assert state.open(token, ctx, secret=SECRET, principal="alice") == {"step": 1}
 
 
+def tampered(token: str) -> str:
+    return token[:-2] + ("AA" if token[-2:] != "AA" else "BB")  # always a different token
+
+
 def test_all_refusals_share_one_message():
     clock = Clock()
     tokens = {
-        "tampered": sealed()[:-2] + "AA",
+        "tampered": tampered(sealed()),
         "expired": sealed(ttl=1, clock=Clock(clock.now - 100)),
         "method": sealed(ctx=ctx_for(method="resources/read")),
         "principal": sealed(principal="bob"),
