@@ -27,6 +27,9 @@ class _Done:
 DONE = _Done()
 
 
+_new = object.__new__
+
+
 class Context:
     """What the framework knows about the request being handled.
 
@@ -75,6 +78,16 @@ class Context:
         session: Any = None,
         dialect: Any = None,
     ) -> None:
+        self._fill(server, request_id, request_method, request_params, protocol_version,
+                   client_info, client_capabilities, era, auth, log_level, emit, session, dialect)
+
+    def _fill(
+        self, server: Server, request_id: Any, request_method: str,
+        request_params: Mapping[str, Any] | None, protocol_version: str,
+        client_info: dict[str, Any] | None, client_capabilities: dict[str, Any] | None, era: str,
+        auth: Any, log_level: str | None, emit: Emit | None, session: Any, dialect: Any,
+    ) -> Context:
+        # Every field is set here, whichever way the context is made (`__init__`, `for_call`).
         self.server = server
         self.request_id = request_id
         self.request_method = request_method
@@ -100,6 +113,7 @@ class Context:
         self._dialect = dialect
         # The MRTR flow this round belongs to (tracing only): carried in the sealed state.
         self._flow: Any = None
+        return self
 
     @classmethod
     def for_request(cls, server: Server, req: Any, dialect: Any) -> Context:
@@ -116,22 +130,11 @@ class Context:
         cls, server: Server, rid: Any, method: str, params: Mapping[str, Any], env: Any,
         dialect: Any, *, auth: Any = None, emit: Emit | None = None, session: Any = None,
     ) -> Context:
-        """The context of one request given by its parts (the express lane has no `Request`)."""
-        return cls(
-            server,
-            request_id=rid,
-            request_method=method,
-            request_params=params,
-            protocol_version=env.version,
-            client_info=env.client_info,
-            client_capabilities=env.capabilities,
-            era=dialect.era,
-            auth=auth,
-            log_level=env.log_level,
-            emit=emit,
-            session=session,
-            dialect=dialect,
-        )
+        """The context of one request given by its parts (the express lane has no `Request`).
+        Made without `cls(...)`: a class call with keywords costs more than filling the fields."""
+        return _new(cls)._fill(server, rid, method, params, env.version, env.client_info,
+                               env.capabilities, dialect.era, auth, env.log_level, emit, session,
+                               dialect)
 
     @property
     def server_name(self) -> str:

@@ -1,7 +1,8 @@
 """The per-request `_meta` envelope every 2026-07-28 request carries, and its checks.
 
 A 2025-11-25 session fills the same fields from what the client declared at `initialize`
-(`Envelope.of_session`), so everything above this reads one shape whichever the era.
+(`server/legacy.py` builds one per session), so everything above this reads one shape whichever
+the era.
 """
 
 from __future__ import annotations
