@@ -1,13 +1,6 @@
 """Content helpers for tool results, prompt messages and resource contents."""
 
 from .server.content import (
-    AudioContent,
-    ContentBlock,
-    EmbeddedResource,
-    ImageContent,
-    PromptMessage,
-    ResourceLink,
-    TextContent,
     ToolError,
     ToolResult,
     assistant,
@@ -19,6 +12,15 @@ from .server.content import (
     resource_text,
     text,
     user,
+)
+from .server.content_types import (
+    AudioContent,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    ResourceLink,
+    TextContent,
 )
 
 __all__ = [

@@ -2,76 +2,41 @@
 
 Helpers build dicts (fast to encode, nothing to convert); the shaping functions turn whatever
 a handler returned into the body of a `tools/call`, `prompts/get` or `resources/read` result.
-The TypedDicts below are only names for those dicts: annotate a tool `-> ContentBlock` or
+The TypedDicts in `content_types.py` are only names for those dicts: annotate a tool `-> ContentBlock` or
 `-> list[ContentBlock]` and it gets no output schema (its result is content, not data).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import msgspec
 
 if TYPE_CHECKING:
+    from .content_types import (
+        AudioContent,
+        EmbeddedResource,
+        ImageContent,
+        PromptMessage,
+        ResourceLink,
+        Role,
+        TextContent,
+    )
     from .schema import Signature
 
-Role = Literal["user", "assistant"]
+# The TypedDicts naming these dicts live in `content_types` and load on first use.
+_TYPE_NAMES = frozenset({"Role", "TextContent", "ImageContent", "AudioContent", "EmbeddedResource",
+                         "ResourceLink", "PromptMessage", "ContentBlock", "CONTENT_TYPES"})
 
 
-class TextContent(TypedDict):
-    type: Literal["text"]
-    text: str
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
+def __getattr__(name: str) -> Any:
+    if name in _TYPE_NAMES:
+        from . import content_types
 
+        return getattr(content_types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-class ImageContent(TypedDict):
-    type: Literal["image"]
-    data: str
-    mimeType: str
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
-
-
-class AudioContent(TypedDict):
-    type: Literal["audio"]
-    data: str
-    mimeType: str
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
-
-
-class EmbeddedResource(TypedDict):
-    type: Literal["resource"]
-    resource: dict[str, Any]
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
-
-
-class ResourceLink(TypedDict):
-    type: Literal["resource_link"]
-    uri: str
-    name: str
-    title: NotRequired[str]
-    description: NotRequired[str]
-    mimeType: NotRequired[str]
-    size: NotRequired[int]
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
-
-
-class PromptMessage(TypedDict):
-    role: Role
-    content: ContentBlock
-
-
-ContentBlock = TextContent | ImageContent | AudioContent | EmbeddedResource | ResourceLink
-
-# Every name that marks a return annotation as "content, not structured data".
-CONTENT_TYPES: frozenset[Any] = frozenset(
-    {TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink}
-)
 
 # A dict counts as a content block when its `type` is one of these and it has the keys that
 # type requires; checking the keys keeps `{"type": "text", "value": 3}` data out of `content`.

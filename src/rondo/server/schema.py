@@ -28,6 +28,7 @@ import datetime
 import functools
 import inspect
 import re
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -603,7 +604,10 @@ _NO_OUTPUT = (
 
 
 def _is_content_hint(tp: Any) -> bool:
-    if any(tp is c for c in _content.CONTENT_TYPES):  # identity: hints may be unhashable
+    # Identity: hints may be unhashable. Until something imports the content TypedDicts no
+    # hint can be one of them, and start-up does not build them (content_types.py).
+    named = sys.modules.get("rondo.server.content_types")
+    if named is not None and any(tp is c for c in named.CONTENT_TYPES):
         return True
     if isinstance(tp, type) and issubclass(tp, _content.ToolResult):
         return True
