@@ -379,9 +379,14 @@ def _constant(value: Any) -> Callable[[], Any]:
 
 # -- type hints -------------------------------------------------------------------------------
 
-_CONTEXT_TEXT = re.compile(
+_CONTEXT_SOURCE = (
     r"\s*(?:Optional\[\s*)?(?:rondo\.(?:server\.context\.)?)?Context\s*\]?\s*(?:\|\s*None\s*)?"
 )
+
+
+def _is_context_text(raw: str) -> bool:
+    # Compiled on first use (`re` keeps it): only unresolvable string annotations need it.
+    return re.fullmatch(_CONTEXT_SOURCE, raw) is not None
 
 
 class _Hints:
@@ -407,7 +412,7 @@ class _Hints:
         if not isinstance(raw, str):
             return raw
         raw = _unquote(raw)
-        if name != "return" and _CONTEXT_TEXT.fullmatch(raw):
+        if name != "return" and _is_context_text(raw):
             return Context
         try:
             return eval(raw, self._globals)  # what get_type_hints does, one name at a time
@@ -426,7 +431,7 @@ class _Hints:
 
     def is_context(self, name: str, raw: Any, hint: Any) -> bool:
         if isinstance(raw, str) and (self._all is None or name not in self._all):
-            return bool(_CONTEXT_TEXT.fullmatch(_unquote(raw)))
+            return _is_context_text(_unquote(raw))
         return _is_context_type(hint)
 
 

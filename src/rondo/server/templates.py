@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import re
 
-_EXPR = re.compile(r"\{([+#]?)([A-Za-z0-9_.]+)\}")
+# Patterns compiled on first use (`re` keeps them): a server without templates never needs them.
+_EXPR = r"\{([+#]?)([A-Za-z0-9_.]+)\}"
 _SEGMENT_STOPS = "/?#"
 # Control characters (C0, DEL, C1): a decoded value carrying one is refused.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL = r"[\x00-\x1f\x7f-\x9f]"
 
 
 class UriTemplate:
@@ -35,7 +36,7 @@ class UriTemplate:
         parts: list[tuple[str, bool, str]] = []
         pos = 0
         head = ""
-        for m in _EXPR.finditer(template):
+        for m in re.finditer(_EXPR, template):
             literal = template[pos : m.start()]
             if "{" in literal or "}" in literal:
                 raise ValueError(f"unsupported URI template expression in {template!r}")
@@ -105,7 +106,7 @@ class UriTemplate:
 def _acceptable(value: str, plus: bool) -> bool:
     """Refuse what would let a value escape its place: control characters, `..` segments and,
     for a simple `{var}`, any separator at all."""
-    if _CONTROL.search(value):
+    if re.search(_CONTROL, value):
         return False
     if plus:
         return ".." not in value.replace("\\", "/").split("/")
