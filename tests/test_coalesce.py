@@ -132,6 +132,16 @@ def test_a_large_body_is_not_copied_behind_the_head() -> None:
     assert real.calls == ["writelines"] and real.writes == [b"HEAD" + b"x" * (1 << 20)]
 
 
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_a_body_in_another_buffer_type_still_follows_its_head(kind: Any) -> None:
+    transport, real, protocol = wrapped()
+    protocol.cycle = Cycle(length=4)
+    protocol.cycle.response_started = True
+    transport.write(b"HEAD")
+    transport.write(kind(b"body"))
+    assert real.calls == ["writelines"] and real.writes == [b"HEADbody"]
+
+
 def test_everything_else_is_the_real_transports() -> None:
     transport, real, _ = wrapped()
     assert transport.get_extra_info("peername") == ("127.0.0.1", 5000)
@@ -146,6 +156,8 @@ steps = st.lists(st.one_of(
     st.tuples(st.just("cycle"), st.one_of(st.none(), st.integers(0, 5))),
     st.just(("start", None)),
     st.tuples(st.just("write"), st.binary(max_size=8)),
+    st.tuples(st.just("write"), st.binary(max_size=8).map(bytearray)),
+    st.tuples(st.just("write"), st.binary(max_size=8).map(memoryview)),
     st.tuples(st.just("writelines"), st.lists(st.binary(max_size=4), max_size=3)),
     st.just(("close", None)),
 ), max_size=30)
@@ -165,7 +177,7 @@ def test_bytes_keep_their_order_and_none_are_lost(ops: list[tuple[str, Any]]) ->
             protocol.cycle.response_started = True
         elif op == "write":
             transport.write(arg)
-            expected += arg
+            expected += bytes(arg)
         elif op == "writelines":
             transport.writelines(arg)
             expected += b"".join(arg)
