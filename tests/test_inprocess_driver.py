@@ -50,3 +50,13 @@ def test_the_sequential_client_drives_a_real_server(which: str, what: str, free_
     finally:
         served.terminate()
         served.wait(10)
+
+
+def test_the_cold_call_timer_runs_every_piece() -> None:
+    # benchmarks/cold_calls.py backs the stdio paragraph of benchmarks/README.md.
+    done = subprocess.run([sys.executable, "benchmarks/cold_calls.py", "20", "0"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 4 and all(line.endswith(" us") for line in lines)
+    assert lines[-1].startswith("rondo: the whole answer")
