@@ -27,8 +27,8 @@ def pieces() -> dict[str, Callable[[], Any]]:
     import floor
     import msgspec
     import server
-
     from inprocess import ADD
+
     from rondo.transport.stdio import answer_now
 
     out: list[bytes] = []
