@@ -241,6 +241,16 @@ def make_app() -> tuple[HttpApp, asyncio.Event]:
     return HttpApp(server), release
 
 
+def connected(parser: str = "httptools") -> tuple[Any, Recorder, asyncio.Event]:
+    """uvicorn's protocol for a fresh app, as `serve()` builds it, on a recording transport
+    (call inside the running loop); also the event that releases the app's `slow` tool."""
+    app, release = make_app()
+    real = Recorder()
+    protocol = protocol_for(app, asyncio.get_running_loop(), parser)
+    protocol.connection_made(real)
+    return protocol, real, release
+
+
 async def until(condition: Any, seconds: float = 5.0) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not condition():
@@ -250,10 +260,7 @@ async def until(condition: Any, seconds: float = 5.0) -> None:
 
 def test_a_json_answer_leaves_in_one_write_and_keep_alive_goes_on() -> None:
     async def main() -> None:
-        app, _ = make_app()
-        real = Recorder()
-        protocol = protocol_for(app, asyncio.get_running_loop())
-        protocol.connection_made(real)
+        protocol, real, _ = connected()
         for a in range(3):  # on one kept connection
             protocol.data_received(post(call("add", {"a": a, "b": 2}), "add"))
             await until(lambda n=a + 1: len(real.writes) == n and protocol.cycle.response_complete)
@@ -269,10 +276,7 @@ def test_a_json_answer_leaves_in_one_write_and_keep_alive_goes_on() -> None:
 
 def test_a_streamed_answers_head_and_first_event_leave_before_it_ends() -> None:
     async def main() -> None:
-        app, release = make_app()
-        real = Recorder()
-        protocol = protocol_for(app, asyncio.get_running_loop())
-        protocol.connection_made(real)
+        protocol, real, release = connected()
         protocol.data_received(post(call("slow", {}), "slow"))
         await until(lambda: b"started" in b"".join(real.writes))
         assert b"".join(real.writes).startswith(b"HTTP/1.1 200 OK")
@@ -289,10 +293,7 @@ def test_a_streamed_answers_head_and_first_event_leave_before_it_ends() -> None:
 @pytest.mark.parametrize("parser", ["httptools", "h11"])
 def test_only_httptools_writes_through_the_coalescer(parser: str) -> None:
     async def main() -> None:
-        app, _ = make_app()
-        real = Recorder()
-        protocol = protocol_for(app, asyncio.get_running_loop(), parser)
-        protocol.connection_made(real)
+        protocol, real, _ = connected(parser)
         if parser == "httptools":
             assert isinstance(protocol.transport, CoalescingTransport)
         else:

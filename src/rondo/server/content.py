@@ -2,8 +2,9 @@
 
 Helpers build dicts (fast to encode, nothing to convert); the shaping functions turn whatever
 a handler returned into the body of a `tools/call`, `prompts/get` or `resources/read` result.
-The TypedDicts in `content_types.py` are only names for those dicts: annotate a tool `-> ContentBlock` or
-`-> list[ContentBlock]` and it gets no output schema (its result is content, not data).
+The TypedDicts in `content_types.py` are only names for those dicts: annotate a tool
+`-> ContentBlock` or `-> list[ContentBlock]` and it gets no output schema (its result is
+content, not data).
 """
 
 from __future__ import annotations

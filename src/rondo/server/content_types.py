@@ -11,37 +11,36 @@ from typing import Any, Literal, NotRequired, TypedDict
 Role = Literal["user", "assistant"]
 
 
-class TextContent(TypedDict):
-    type: Literal["text"]
-    text: str
+class _Block(TypedDict):
+    """What every content block may carry besides its own keys."""
+
     annotations: NotRequired[dict[str, Any]]
     _meta: NotRequired[dict[str, Any]]
 
 
-class ImageContent(TypedDict):
+class TextContent(_Block):
+    type: Literal["text"]
+    text: str
+
+
+class ImageContent(_Block):
     type: Literal["image"]
     data: str
     mimeType: str
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
 
 
-class AudioContent(TypedDict):
+class AudioContent(_Block):
     type: Literal["audio"]
     data: str
     mimeType: str
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
 
 
-class EmbeddedResource(TypedDict):
+class EmbeddedResource(_Block):
     type: Literal["resource"]
     resource: dict[str, Any]
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
 
 
-class ResourceLink(TypedDict):
+class ResourceLink(_Block):
     type: Literal["resource_link"]
     uri: str
     name: str
@@ -49,8 +48,6 @@ class ResourceLink(TypedDict):
     description: NotRequired[str]
     mimeType: NotRequired[str]
     size: NotRequired[int]
-    annotations: NotRequired[dict[str, Any]]
-    _meta: NotRequired[dict[str, Any]]
 
 
 class PromptMessage(TypedDict):

@@ -220,27 +220,12 @@ def open_token(
     params: Mapping[str, Any],
     principal: str | None,
     keyring: Keyring,
-    *,
     now: float,
     leeway: float,
     replay_store: ReplayStore | None,
 ) -> Any:
-    """The data a valid token carries; raises `Rejected` with the real reason otherwise."""
-    return open_sealed(token, method, audience, params, principal, keyring, now, leeway, replay_store)
-
-
-def open_sealed(
-    token: Any,
-    method: str,
-    audience: str,
-    params: Mapping[str, Any],
-    principal: str | None,
-    keyring: Keyring,
-    now: float,
-    leeway: float,
-    replay_store: ReplayStore | None,
-) -> Any:
-    """`open_token`, all positional: the per-round path of `StatePolicy.open_for`."""
+    """The data a valid token carries; raises `Rejected` with the real reason otherwise.
+    (Positional on the per-round path of `StatePolicy.open_for`.)"""
     if not isinstance(token, str):
         raise Rejected(f"not a string but {type(token).__name__}")
     if len(token) > MAX_TOKEN_CHARS:

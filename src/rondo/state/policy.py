@@ -24,7 +24,7 @@ from .codec import (
     check_principal,
     check_ttl,
     new_token_id,
-    open_sealed,
+    open_token,
     seal,
 )
 from .keys import ENV_KEYS, Keyring, keyring_from, parse_env_keys, process_keyring
@@ -192,7 +192,7 @@ class StatePolicy:
         no data; the real reason is logged at debug level)."""
         principal = self._principal_for(ctx)
         try:
-            return open_sealed(
+            return open_token(
                 token,
                 ctx.request_method,
                 ctx.server_name,

@@ -51,7 +51,7 @@ from .asgi import (
 )
 from .checks import header_problem
 from .pending import PendingNotes
-from .verdicts import HeaderFacts, Verdicts, plain_tool_name
+from .verdicts import HeaderFacts, Verdicts
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -361,6 +361,8 @@ class HttpApp:
             if method == "tools/call":
                 name = params.get("name")
                 tool = self.server.tools.get(name) if type(name) is str else None
+            # The usual routing (`verdicts.plain_tool_name`) naming this very tool passes every
+            # routing check; anything else runs them for its exact error.
             if tool is None or tool.header_name is None or facts.tool_name != tool.header_name:
                 _check_routing(headers, method, params)
             env = envelope(params)
@@ -573,14 +575,6 @@ async def _json_result(send: Send, rid: Any, task: asyncio.Task[Any]) -> None:
 
 def _mismatch(message: str) -> McpError:
     return McpError(HEADER_MISMATCH, f"Header mismatch: {message}")
-
-
-def _plain_routing(headers: Headers, tool_name: bytes | None) -> bool:
-    """The usual `tools/call`: `Mcp-Method` and `Mcp-Name` given once each, byte for byte the
-    body's method and (plain) tool name, and one `MCP-Protocol-Version` at most. Then every
-    check of `_check_routing` passes; anything else goes through those checks for its error.
-    (`_modern` compares the block's `HeaderFacts.tool_name`, which is this rule judged once.)"""
-    return tool_name is not None and plain_tool_name(headers) == tool_name
 
 
 def _check_routing(headers: Headers, method: str, params: dict[str, Any]) -> None:

@@ -230,15 +230,17 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
             self._arm(limits.header_timeout)
 
         def _arm(self, seconds: float) -> None:
-            loop = self.loop
-            deadline = loop.time() + seconds
+            deadline = self.loop.time() + seconds
             self._deadline = deadline
             timer = self._timer
             if timer is None or self._timer_at > deadline:
                 if timer is not None:
                     timer.cancel()
-                self._timer = loop.call_at(deadline, self._check_deadline)
-                self._timer_at = deadline
+                self._schedule(deadline)
+
+        def _schedule(self, deadline: float) -> None:
+            self._timer = self.loop.call_at(deadline, self._check_deadline)
+            self._timer_at = deadline
 
         def _check_deadline(self) -> None:
             self._timer = None
@@ -246,8 +248,7 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
             if not deadline:
                 return  # the phase ended in time; the next one arms its own timer
             if self.loop.time() < deadline:
-                self._timer = self.loop.call_at(deadline, self._check_deadline)
-                self._timer_at = deadline
+                self._schedule(deadline)
                 return
             self._deadline = 0.0
             self._timed_out()
