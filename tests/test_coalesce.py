@@ -192,7 +192,7 @@ def test_bytes_keep_their_order_and_none_are_lost(ops: list[tuple[str, Any]]) ->
 
 # -- uvicorn's httptools protocol as serve() configures it, in process -------------------------
 
-def protocol_for(app: Any, loop: asyncio.AbstractEventLoop, parser: str = "httptools") -> Any:
+def protocol_for(app: Any, loop: Any, parser: str = "httptools", limits: Any = None) -> Any:
     import uvicorn
     from uvicorn.server import ServerState
 
@@ -201,7 +201,7 @@ def protocol_for(app: Any, loop: asyncio.AbstractEventLoop, parser: str = "httpt
     config = uvicorn.Config(app, log_level="error", lifespan="off", proxy_headers=False,
                             server_header=False, date_header=False)
     config.load()
-    cls = guarded_protocol(parser, HttpLimits())
+    cls = guarded_protocol(parser, limits or HttpLimits())
     return cls(config=config, server_state=ServerState(), app_state={}, _loop=loop)
 
 
