@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 log = logger("rondo.server")
 
 
-
 def express_ready(core: Core) -> bool:
     """Can this core use the lane at all? Middleware and tracing must see every request, and
     an extension may own `tools/call` (the tasks extension does): then never."""
@@ -87,8 +86,8 @@ def answer_tool(
             value = InputRequired()
         if isinstance(value, InputRequired):
             if ctx is None:  # an ask through some other request's context
-                ctx = Context.for_call(core.server, rid, "tools/call", params, env, core.modern,
-                               auth=auth, emit=emit)
+                ctx = Context.for_call(core.server, rid, "tools/call", params, env,
+                                       core.modern, auth=auth, emit=emit)
             return _respond(core, rid, core.modern.input_required(ctx, value))
     except McpError as exc:
         return error_response(rid, exc)
