@@ -241,12 +241,14 @@ def make_app() -> tuple[HttpApp, asyncio.Event]:
     return HttpApp(server), release
 
 
-def connected(parser: str = "httptools") -> tuple[Any, Recorder, asyncio.Event]:
+def connected(parser: str = "httptools", limits: Any = None,
+              loop: Any = None) -> tuple[Any, Recorder, asyncio.Event]:
     """uvicorn's protocol for a fresh app, as `serve()` builds it, on a recording transport
-    (call inside the running loop); also the event that releases the app's `slow` tool."""
+    (call inside the running loop, or pass a stand-in for it); also the event that releases
+    the app's `slow` tool."""
     app, release = make_app()
     real = Recorder()
-    protocol = protocol_for(app, asyncio.get_running_loop(), parser)
+    protocol = protocol_for(app, loop or asyncio.get_running_loop(), parser, limits)
     protocol.connection_made(real)
     return protocol, real, release
 

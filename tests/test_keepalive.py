@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from rondo.transport.limits import HttpLimits
-from test_coalesce import Recorder, call, make_app, post, protocol_for, until
+from test_coalesce import Recorder, call, connected, post, until
 
 KEEPALIVE = 0.2
 
@@ -36,11 +36,8 @@ class CountingLoop:
 
 
 def kept(limits: HttpLimits) -> tuple[Any, Recorder, CountingLoop]:
-    app, _ = make_app()
     loop = CountingLoop(asyncio.get_running_loop())
-    protocol = protocol_for(app, loop, "httptools", limits)
-    real = Recorder()
-    protocol.connection_made(real)
+    protocol, real, _ = connected("httptools", limits, loop)
     return protocol, real, loop
 
 
