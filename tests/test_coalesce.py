@@ -142,6 +142,18 @@ def test_a_body_in_another_buffer_type_still_follows_its_head(kind: Any) -> None
     assert real.calls == ["writelines"] and real.writes == [b"HEADbody"]
 
 
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_a_head_in_another_buffer_type_is_held_and_joined_too(kind: Any) -> None:
+    # Found by the order-and-completeness test below: a held memoryview head cannot be `+`-ed.
+    transport, real, protocol = wrapped()
+    protocol.cycle = Cycle(length=4)
+    protocol.cycle.response_started = True
+    transport.write(kind(b"HEAD"))
+    assert real.writes == []
+    transport.write(b"body")
+    assert real.calls == ["writelines"] and real.writes == [b"HEADbody"]
+
+
 def test_everything_else_is_the_real_transports() -> None:
     transport, real, _ = wrapped()
     assert transport.get_extra_info("peername") == ("127.0.0.1", 5000)

@@ -35,9 +35,9 @@ class CoalescingTransport:
         held = self._held
         if held is not None:
             self._held = None
-            if type(data) is bytes and len(data) < _JOIN_BELOW:
+            if type(data) is bytes and type(held) is bytes and len(data) < _JOIN_BELOW:
                 self._transport.write(held + data)
-            else:  # long, or another buffer type (bytes + memoryview does not concatenate)
+            else:  # long, or another buffer type (a memoryview does not concatenate)
                 self._transport.writelines((held, data))
             return
         cycle = self._protocol.cycle
