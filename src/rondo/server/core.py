@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .context import Context
     from .server import Server
     from .tracing import Tracer
+    from .typed import TypedCalls
 
 log = logger("rondo.server")
 
@@ -59,6 +60,16 @@ class Core:
             self.tracer = Tracer(server.tracing)
         # May a plain tools/call take the express lane (server/express.py)?
         self.express = express_ready(self)
+        # Its typed decoder (server/typed.py), built at the first call; None: build it then.
+        self.typed: TypedCalls | None = None
+
+    def typed_calls(self) -> TypedCalls:
+        typed = self.typed
+        if typed is None:
+            from .typed import TypedCalls
+
+            typed = self.typed = TypedCalls(self)
+        return typed
 
     # -- entry points ----------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from .request import Emit
 
 if TYPE_CHECKING:
     from ..wire.envelope import Envelope
+    from .components import Tool
     from .core import Core
 
 log = logger("rondo.server")
@@ -80,26 +81,57 @@ def answer_tool(
             if sig.context_param is not None:
                 kwargs[sig.context_param] = ctx
             ctx._sync = True
+    except McpError as exc:
+        return error_response(rid, exc)
+    except Exception as exc:
+        return _respond(core, rid, tool_failure(core, name, exc))
+    done = run_bound(core, rid, tool, kwargs, ctx)
+    if not isinstance(done, InputRequired):
+        return done
+    return ask_without_context(core, rid, tool, done, params, env, emit, auth)
+
+
+def run_bound(
+    core: Core, rid: Any, tool: Tool, kwargs: dict[str, Any], ctx: Context | None,
+) -> dict[str, Any] | InputRequired:
+    """Run the tool on bound arguments and shape every outcome into its JSON-RPC response,
+    except one: an `InputRequired` from a call with no context comes back as it is, for the
+    caller to answer with `ask_without_context` (the typed lane has no envelope at hand)."""
+    try:
         try:
             value = tool.fn(**kwargs)
         except AskInterrupt:
             value = InputRequired()
         if isinstance(value, InputRequired):
             if ctx is None:  # an ask through some other request's context
-                ctx = Context.for_call(core.server, rid, "tools/call", params, env,
-                                       core.modern, auth=auth, emit=emit)
+                return value
             return _respond(core, rid, core.modern.input_required(ctx, value))
     except McpError as exc:
         return error_response(rid, exc)
     except Exception as exc:
-        return _respond(core, rid, tool_failure(core, name, exc))
+        return _respond(core, rid, tool_failure(core, tool.name, exc))
     try:  # outside the tool's own failure handling, as on the general path
-        return _respond(core, rid, tool_result(value, sig))
+        return _respond(core, rid, tool_result(value, tool.signature))
     except McpError as exc:
         return error_response(rid, exc)
     except Exception:
         return error_response(rid, masked_internal_error(
             log, "unexpected failure answering a request"))
+
+
+def ask_without_context(
+    core: Core, rid: Any, tool: Tool, value: InputRequired, params: dict[str, Any],
+    env: Envelope, emit: Emit, auth: Any,
+) -> dict[str, Any]:
+    """The response to an `InputRequired` a context-less call returned."""
+    try:
+        ctx = Context.for_call(core.server, rid, "tools/call", params, env, core.modern,
+                               auth=auth, emit=emit)
+        return _respond(core, rid, core.modern.input_required(ctx, value))
+    except McpError as exc:
+        return error_response(rid, exc)
+    except Exception as exc:
+        return _respond(core, rid, tool_failure(core, tool.name, exc))
 
 
 def _respond(core: Core, rid: Any, result: dict[str, Any]) -> dict[str, Any]:

@@ -492,6 +492,8 @@ class Server:
 
     def _changed(self, what: str) -> None:
         if self._core is not None:
+            if what == "tools":
+                self._core.typed = None  # the typed lane's union names the tools as they were
             self._core.subscriptions.list_changed(what)
 
     def notify_tools_changed(self) -> None:

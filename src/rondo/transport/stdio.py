@@ -80,6 +80,12 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     """Answer `line` without an event loop if nothing in it can wait; False hands it over."""
     if not line.strip():
         return True
+    core = server._core or server.core
+    if core.express and b'"tools/call"' in line:
+        response = (core.typed or core.typed_calls()).answer(line, send)
+        if response is not None:
+            send(response)
+            return True
     try:
         msg = _decode(line)
     except DECODE_ERRORS as exc:
@@ -91,7 +97,6 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     method = msg.get("method")
     if method == "initialize" or "id" not in msg:
         return False  # a legacy session or a notification: the event loop's business
-    core = server._core or server.core
     try:
         rid, method, params, _ = request_shape(msg)
     except McpError as exc:
