@@ -42,29 +42,38 @@ class LineReader:
     def __init__(self, fd: int, max_message: int) -> None:
         self.fd = fd
         self.max_message = max_message
+        # Lines are taken from `buffer` at `start` on: many lines read at once are not each
+        # followed by a copy of all that is left.
         self.buffer = b""
+        self.start = 0
         self.eof = False
 
     def next_line(self) -> bytes | object | None:
         """The next line (without its newline), TOO_LARGE, or None at end of input."""
         while True:
-            end = self.buffer.find(b"\n")
+            buffer, start = self.buffer, self.start
+            end = buffer.find(b"\n", start)
             if end != -1:
-                line, self.buffer = self.buffer[:end], self.buffer[end + 1 :]
-                return line if end <= self.max_message else self.TOO_LARGE
-            if len(self.buffer) > self.max_message:
+                self.start = end + 1
+                return buffer[start:end] if end - start <= self.max_message else self.TOO_LARGE
+            if len(buffer) - start > self.max_message:
                 self._skip_rest()
                 return self.TOO_LARGE
             chunk = os.read(self.fd, _CHUNK) if not self.eof else b""
             if not chunk:
                 self.eof = True
-                line, self.buffer = self.buffer, b""
+                line = self.rest()
+                self.buffer, self.start = b"", 0
                 return line if line.strip() else None
-            self.buffer += chunk
+            self.buffer, self.start = (buffer[start:] + chunk if start < len(buffer) else chunk), 0
+
+    def rest(self) -> bytes:
+        """What was read and not yet taken."""
+        return self.buffer[self.start:] if self.start else self.buffer
 
     def _skip_rest(self) -> None:
         """Throw away an oversized line up to its newline, in bounded chunks."""
-        self.buffer = b""
+        self.buffer, self.start = b"", 0
         while True:
             chunk = os.read(self.fd, _CHUNK)
             if not chunk:
@@ -224,7 +233,7 @@ def _serve(server: Server, out_fd: int, max_message: int, max_in_flight: int) ->
 
     default_to_stderr()  # asyncio loaded logging: settle its configuration now
 
-    preread = (line + b"\n" if isinstance(line, bytes) and line else b"") + reader.buffer
+    preread = (line + b"\n" if isinstance(line, bytes) and line else b"") + reader.rest()
     out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
 
     async def serve_in_lifespan() -> None:
