@@ -403,3 +403,51 @@ def test_http_routing_that_names_another_tool_is_refused_as_before() -> None:
             lambda n=name_header, v=version: over_http(body, headers_for(json.loads(body), n, v)))
         assert typed == express == general
         assert json.loads(json.loads(typed)[1])["error"]["code"] != 0
+
+
+def test_behind_the_guard_the_lane_answers_only_what_the_token_allows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from test_auth_unit import ISSUER, RESOURCE, StubVerifier
+
+    from rondo.auth import ResourceServer
+
+    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier(),
+                        scopes_supported=["mcp:use"], required_scopes=["mcp:use"])
+    server = rondo.Server("guarded", "1.0.0", auth=rs, warn_undocumented=False)
+
+    @server.tool
+    def add(a: int, b: int) -> str:
+        return str(a + b)
+
+    @server.tool(scopes=["files:write"])
+    def write(path: str) -> str:
+        return f"wrote {path}"
+
+    app = HttpApp(server)
+    answered: list[str] = []
+    original = TypedCalls.answer
+
+    def spy(self: TypedCalls, *args: Any, **kwargs: Any) -> Any:
+        response = original(self, *args, **kwargs)
+        answered.append("typed" if response is not None else "passed on")
+        return response
+
+    monkeypatch.setattr(TypedCalls, "answer", spy)
+
+    def post(name: str, args: dict[str, Any], token: str | None) -> tuple[int, Any]:
+        body = call(name, args)
+        headers = headers_for(json.loads(body), None, V)
+        if token is not None:
+            headers.append((b"authorization", b"Bearer " + token.encode()))
+        status, data = asyncio.run(asgi(app, body, headers))
+        return status, json.loads(data) if data else None
+
+    status, body = post("add", {"a": 1, "b": 2}, "good-token")
+    assert status == 200 and body["result"]["content"][0]["text"] == "3"
+    assert answered == ["typed"]
+    status, body = post("write", {"path": "p"}, "good-token")  # alice lacks files:write
+    assert status == 403 and body["error"]["data"] == {"requiredScopes": ["mcp:use", "files:write"]}
+    assert answered == ["typed", "passed on"]
+    status, _ = post("add", {"a": 1, "b": 2}, None)  # no token: refused before any lane
+    assert status == 401 and answered == ["typed", "passed on"]

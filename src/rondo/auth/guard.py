@@ -108,6 +108,10 @@ class HttpGuard:
         needed = required_for(self.server, self.rs.required_scopes, method, params)
         return needed if needed and not principal.has_scopes(needed) else ()
 
+    def allows_tool(self, name: str, principal: Any) -> bool:
+        """May this principal call the tool `name`? (`insufficient` for a `tools/call` of it.)"""
+        return not self.insufficient("tools/call", {"name": name}, principal)
+
     async def forbid(self, send: Send, rid: Any, needed: tuple[str, ...]) -> None:
         description = "This operation needs scope " + " ".join(needed)
         challenge = www_authenticate(self.rs.metadata_url, needed, error="insufficient_scope",

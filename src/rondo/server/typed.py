@@ -23,6 +23,7 @@ import enum
 import types
 import typing
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Union, get_args, get_origin
 
 import msgspec
@@ -91,13 +92,16 @@ class TypedCalls:
     def answer(
         self, body: bytes, emit: Emit, auth: Any = None,
         routing: tuple[bytes, str | None] | None = None,
+        allows: Callable[[str, Any], bool] | None = None,
     ) -> dict[str, Any] | None:
         """The JSON-RPC response to `body` if this lane takes it; None: the usual path answers.
 
         Also None when the tool was replaced or removed since this lane was built, or takes no
         arguments and refuses the ones it was (not) given. `routing` is HTTP's plain `Mcp-Name`
         and `MCP-Protocol-Version` header values: the call must match both (then every header
-        check passes) or it goes the usual way, to be refused there."""
+        check passes) or it goes the usual way, to be refused there. `allows(tool name, auth)`
+        is the authorization guard's scope check: a call it does not allow goes the usual way
+        too, for the usual 403."""
         decoder = self._decoder
         if decoder is None:
             return None
@@ -111,6 +115,8 @@ class TypedCalls:
             return None
         if routing is not None and (routing[0] != tool.header_name
                                     or routing[1] != params.meta.version):
+            return None
+        if allows is not None and not allows(tool.name, auth):
             return None
         core = self._core
         if core.server.tools.get(tool.name) is not tool:

@@ -258,13 +258,14 @@ class HttpApp:
         except Disconnected:
             return
         core = self.core
-        if (core.express and facts.tool_name is not None and self.guard is None
+        if (core.express and facts.tool_name is not None
                 and facts.tool_name in (calls := core.typed or core.typed_calls()).header_names
                 and b"mcp-session-id" not in headers):
             # The usual plain call: checked and decoded by the typed lane in one pass.
             notes: list[dict[str, Any]] = []
             response = calls.answer(body, self._keeper(notes), scope.get("auth"),
-                                    (facts.tool_name, facts.version))
+                                    (facts.tool_name, facts.version),
+                                    None if guard is None else guard.allows_tool)
             if response is not None:
                 await self._send_inline(send, response, notes)
                 return
