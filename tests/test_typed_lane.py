@@ -408,9 +408,8 @@ def test_http_routing_that_names_another_tool_is_refused_as_before() -> None:
 def test_behind_the_guard_the_lane_answers_only_what_the_token_allows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from test_auth_unit import ISSUER, RESOURCE, StubVerifier
-
     from rondo.auth import ResourceServer
+    from test_auth_unit import ISSUER, RESOURCE, StubVerifier
 
     rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier(),
                         scopes_supported=["mcp:use"], required_scopes=["mcp:use"])
