@@ -74,15 +74,25 @@ def call(id: int, method: str, params: dict[str, object] | None = None) -> dict[
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": {**(params or {}), "_meta": META}}
 
 
-def serve(*messages: dict[str, object]) -> tuple[list[dict[str, object]], set[str]]:
-    """Run the server on these messages; its answers and the heavy modules it had loaded."""
-    code = SERVER.replace("heavy = HEAVY", f"heavy = {HEAVY!r}")
+def serve(*messages: dict[str, object], watch: tuple[str, ...] = HEAVY,
+          ) -> tuple[list[dict[str, object]], set[str]]:
+    """Run the server on these messages; its answers and the `watch` modules it had loaded."""
+    code = SERVER.replace("heavy = HEAVY", f"heavy = {watch!r}")
     stdin = "".join(json.dumps(m) + "\n" for m in messages)
     done = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True,
                           text=True, timeout=60, env=unmeasured_env())
     assert done.returncode == 0, done.stderr
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("LOADED")]
     return [json.loads(x) for x in done.stdout.splitlines()], set(line.split()[1:])
+
+
+def test_the_typed_lane_is_built_at_the_first_call_not_before_the_first_answer() -> None:
+    watch = ("rondo.server.typed",)
+    assert serve(call(1, "tools/list"), watch=watch)[1] == set()
+    answers, loaded = serve(call(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
+                            watch=watch)
+    assert loaded == {"rondo.server.typed"}
+    assert answers[0]["result"]["content"] == [{"type": "text", "text": "3"}]  # type: ignore[index]
 
 
 def test_list_and_a_plain_call_load_nothing_heavy() -> None:
