@@ -15,7 +15,6 @@ import dataclasses
 import datetime
 import enum
 import json
-import re
 from typing import Any, Literal, TypedDict
 
 import msgspec
@@ -24,19 +23,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rondo
-from rondo import elicit
 from rondo.server.core import Core
 from rondo.server.typed import TypedCalls, qualifies
 from rondo.transport.http import HttpApp
 from rondo.transport.stdio import answer_now
-from test_express import asgi
+from test_express import CAPS, COLOR, PV, V, asgi, normal
 from wire_schema import validate
-
-V = "2026-07-28"
-PV = "io.modelcontextprotocol/protocolVersion"
-CAPS = "io.modelcontextprotocol/clientCapabilities"
-COLOR = elicit.form("Which color?", {"type": "object", "properties": {"color": {"type": "string"}},
-                                     "required": ["color"]})
 
 
 class Shade(enum.Enum):
@@ -124,14 +116,6 @@ SERVER = build()
 NAMES = ["add", "greet", "scale", "shapes", "when", "counts", "by_number", "nothing", "crash",
          "refuse", "asks", "ask_color", "missing"]
 EMPTY = TypedCalls(Core(rondo.Server("empty", "1.0.0")))  # a lane that takes nothing
-_REF = re.compile(r"reference [0-9a-f]+")
-
-
-def normal(messages: list[Any]) -> str:
-    text = _REF.sub("reference R", json.dumps(messages, sort_keys=True))
-    return re.sub(r'"requestState": "[^"]*"', '"requestState": "S"', text)
-
-
 def three_ways(answer: Any) -> list[str]:
     """`answer()` with the typed lane, with it emptied, and with both lanes off."""
     core = SERVER.core
