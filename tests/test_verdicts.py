@@ -3,7 +3,9 @@
 The reference is a fresh app for every request, whose memo is always empty: one long-lived app
 that has seen many blocks (most of them several times) must answer every request with the same
 status and the same bytes. Then the bounds: credentials and large blocks are never kept, the
-memo never holds more than its cap, and unhashable header pairs are judged every time.
+memo never holds more than its cap, and unhashable header pairs are judged every time. A block
+carrying credentials is remembered without them: behind an authorization guard every request is
+still judged by its own token, and no token is kept.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ values = {
     b"mcp-protocol-version": [V.encode(), b" " + V.encode(), b"2025-11-25", b""],
     b"mcp-session-id": [b"abc"],
     b"content-length": [b"12", b"bogus", b"100000"],
+    b"authorization": [b"Bearer one", b"Bearer two"],
+    b"cookie": [b"s=1"],
+    b"Authorization": [b"Bearer mixed-case"],
 }
 # Mostly the usual block (so the long-lived app meets it again and again), often a near miss.
 usual = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
@@ -86,7 +91,7 @@ def test_a_repeated_block_is_judged_once(monkeypatch: Any) -> None:
     assert len(maps) == 1 and len(app._verdicts) == 1
 
 
-def test_credentials_and_large_blocks_are_never_kept() -> None:
+def test_credentials_are_never_kept_and_large_blocks_are_not_remembered() -> None:
     server = rondo.Server("verdicts", state=None)
 
     @server.tool
@@ -95,13 +100,58 @@ def test_credentials_and_large_blocks_are_never_kept() -> None:
         return str(a + b)
 
     app = HttpApp(server)
-    for extra in ([(b"authorization", b"Bearer secret-token")], [(b"Cookie", b"s=1")],
-                  [(b"proxy-authorization", b"Basic eA==")],
+    for extra in ([(b"authorization", b"Bearer secret-token")], [(b"cookie", b"s=secret-c")],
+                  [(b"proxy-authorization", b"Basic secret-p")],
+                  [(b"Cookie", b"s=secret-m")],  # not ASGI's lower case: not kept at all
                   [(b"x-padding", b"x" * verdicts.MAX_BLOCK_BYTES)]):
         status, _ = asyncio.run(asgi(app, add_body(), usual + extra))
         assert status == 200
-    assert len(app._verdicts) == 0
-    assert not any(b"secret-token" in str(k).encode() for k in app._verdicts._kept)
+    kept = app._verdicts._kept
+    # The three lower-case credential blocks are one block once their credentials are gone.
+    assert list(kept) == [tuple(usual)]
+    assert not any(b"secret" in value for key in kept for _, value in key)
+    assert not any(b"secret" in value for facts in kept.values()
+                   for values in facts.headers.values() for value in values)
+
+
+def test_behind_a_guard_each_request_is_judged_by_its_own_token(monkeypatch: Any) -> None:
+    from rondo.auth import ResourceServer
+    from test_auth_unit import ISSUER, RESOURCE, StubVerifier
+
+    maps = []
+    real = verdicts.header_map
+
+    def counted(scope: dict[str, Any]) -> Any:
+        maps.append(scope)
+        return real(scope)
+
+    monkeypatch.setattr(verdicts, "header_map", counted)
+    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier(),
+                        scopes_supported=["mcp:use"], required_scopes=["mcp:use"])
+    server = rondo.Server("guarded", "1.0.0", auth=rs, warn_undocumented=False)
+
+    @server.tool
+    def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    app = HttpApp(server)
+    host = [(b"host", b"localhost")] + usual[1:]
+    tokens = [b"good-token", b"bad-token", b"good-token", None, b"good-token", b"bad-token"]
+    statuses = []
+    for token in tokens:
+        block = host if token is None else host + [(b"authorization", b"Bearer " + token)]
+        status, body = asyncio.run(asgi(app, add_body(), block))
+        statuses.append(status)
+        if status == 200:
+            assert b'"text":"3"' in body
+    assert statuses == [200, 401, 200, 401, 200, 401]
+    # The block was judged once, with and without a token alike; the tokens were not kept.
+    assert len(maps) == 1 and list(app._verdicts._kept) == [tuple(host)]
+    # Two headers of the same credential: both reach the guard, which refuses the pair.
+    status, _ = asyncio.run(asgi(app, add_body(), host + [(b"authorization", b"Bearer good-token"),
+                                                         (b"authorization", b"Bearer good-token")]))
+    assert status in (400, 401)
 
 
 def test_the_memo_is_bounded_and_still_answers_past_its_cap() -> None:

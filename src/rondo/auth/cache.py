@@ -9,6 +9,10 @@ from collections.abc import Callable
 
 from .principal import Principal
 
+# A fresh hasher copied per digest: cheaper than `hashlib.sha256(...)`, which looks the
+# algorithm up again on every call.
+_SHA256 = hashlib.sha256()
+
 
 class TokenCache:
     """A bounded LRU: digest -> (principal, deadline). `size` 0 turns it off."""
@@ -26,7 +30,9 @@ class TokenCache:
 
     @staticmethod
     def digest_bytes(raw: bytes) -> bytes:
-        return hashlib.sha256(raw).digest()
+        hasher = _SHA256.copy()
+        hasher.update(raw)
+        return hasher.digest()
 
     def get(self, digest: bytes) -> Principal | None:
         entry = self._entries.get(digest)

@@ -1,7 +1,8 @@
 """The HTTP side of `rondo.auth`: what the Streamable HTTP transport calls, in order.
 
 1. `serves_metadata(path)` / `metadata(...)`: the RFC 9728 document at its well-known path(s).
-2. `authenticate(headers, send)`: the bearer token to a `Principal`, or a 401/400/503 sent.
+2. `cached(headers)`, then `authenticate(headers, send)`: the bearer token to a `Principal`,
+   or a 401/400/503 sent.
 3. `insufficient(method, params, principal)` / `forbid(...)`: the 403 step-up challenge naming
    every scope the operation needs.
 4. `bind_session` / `session_ok`: a legacy `Mcp-Session-Id` session belongs to one principal.
@@ -60,13 +61,26 @@ class HttpGuard:
 
     # -- 2. the bearer token --------------------------------------------------------------------
 
+    def cached(self, headers: Mapping[bytes, list[bytes]]) -> Principal | None:
+        """The principal of a header already verified (a client reuses its token), found by
+        the digest of the raw header before any parsing; None: `authenticate` decides. A plain
+        function, so the usual request awaits nothing here."""
+        values = headers.get(b"authorization")
+        if values is None or len(values) != 1:
+            return None
+        rs = self.rs
+        raw = values[0]
+        if len(raw) > rs.max_token_length:
+            return None
+        cache = rs.cache
+        return cache.get(cache.digest_bytes(raw))
+
     async def authenticate(self, headers: Mapping[bytes, list[bytes]], send: Send) -> Principal | None:
+        """The principal of the request's bearer token, or None with a 401, 400 or 503 sent."""
         rs = self.rs
         values = headers.get(b"authorization")
         key = None
         if values is not None and len(values) == 1 and len(values[0]) <= rs.max_token_length:
-            # Fast path: the same header as a request already verified (a client reuses its
-            # token), found by the digest of the raw header, before any parsing.
             key = rs.cache.digest_bytes(values[0])
             hit = rs.cache.get(key)
             if hit is not None:

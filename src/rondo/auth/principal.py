@@ -41,7 +41,7 @@ class Principal:
         # qualified by the issuer so two authorization servers' "alice" never collide.
         who = f"sub:{subject}" if subject else f"client:{client_id or ''}"
         self.binding = f"{issuer or ''} {who}"
-        self._effective: frozenset[str] = scopes
+        self._effective: frozenset[str] = frozenset(scopes)
 
     @classmethod
     def from_claims(cls, claims: Mapping[str, Any]) -> Principal:
@@ -60,7 +60,7 @@ class Principal:
 
     def has_scopes(self, needed: frozenset[str] | set[str] | tuple[str, ...]) -> bool:
         """True if the token grants every scope in `needed` (scope hierarchy applied)."""
-        return all(s in self._effective for s in needed)
+        return self._effective.issuperset(needed)
 
     def missing(self, needed: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(s for s in needed if s not in self._effective)

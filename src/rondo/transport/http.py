@@ -240,9 +240,11 @@ class HttpApp:
                                                                "message": "Forbidden: Host or Origin not allowed"}})
             return
         if guard is not None:
-            principal = await guard.authenticate(headers, send)
+            principal = guard.cached(headers)
             if principal is None:
-                return  # refused: 401, 400 or 503 already sent
+                principal = await guard.authenticate(headers, send)
+                if principal is None:
+                    return  # refused: 401, 400 or 503 already sent
             scope["auth"] = principal
         if facts is None:
             if self.legacy is not None and method in ("GET", "DELETE"):
