@@ -38,9 +38,14 @@ def admit(ctx: Any, input_requests: dict[str, Any], has_state: bool) -> None:
     # question's kind found once (by `question`) for both.
     question, kind_for, merge = _loaded or _load()
     caps = ctx.client_capabilities
+    # The facts `ctx.ask` found for these very questions this round (see `mrtr.ask.AskBook`).
+    book = getattr(ctx, "_mrtr", None)
+    known = book.digests if book is not None else None
     missing: dict[str, Any] = {}
     for key, request in input_requests.items():
-        kind = _checked(question, kind_for, key, request)
+        seen = known.get(key) if known else None
+        kind = _checked(question, kind_for, key, request,
+                        seen[1] if seen is not None and seen[0] is request else None)
         gap = kind.missing_capability(request, caps)
         if gap:
             merge(missing, gap)
@@ -59,14 +64,16 @@ def check_requests(requests: Mapping[str, Any]) -> list[Any]:
     return [_checked(question, kind_for, key, request) for key, request in requests.items()]
 
 
-def _checked(question: Any, kind_for: Any, key: Any, request: Any) -> Any:
-    """The kind of one well-formed question (validated once per distinct question)."""
+def _checked(question: Any, kind_for: Any, key: Any, request: Any, facts: Any = None) -> Any:
+    """The kind of one well-formed question (validated once per distinct question); `facts`
+    are its `questions.Question` when already known this round."""
     if not isinstance(key, str) or not key:
         raise internal_error("input request keys must be non-empty strings")
-    try:
-        facts = question(request)
-    except Exception:
-        facts = None  # not an input request, or not JSON: validation says why
+    if facts is None:
+        try:
+            facts = question(request)
+        except Exception:
+            facts = None  # not an input request, or not JSON: validation says why
     if facts is not None and facts.checked:
         return facts.kind
     try:

@@ -63,8 +63,9 @@ class AskBook:
         self.sealed = sealed
         self.answers: dict[str, list[Any]] = {}  # key -> [digest, raw answer]
         self.pending: dict[str, Any] = {}
-        # key -> (question, its digest) for the questions asked this round
-        self.digests: dict[str, tuple[Any, str]] = {}
+        # key -> (question, its facts: kind, digest, checked) for the questions asked this
+        # round; the sealing and the admission of this round read them instead of again
+        self.digests: dict[str, tuple[Any, Any]] = {}
 
 
 def _owned(value: Any) -> dict[str, Any]:
@@ -109,7 +110,7 @@ def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dic
         except questions.NotAQuestion as exc:  # the handler's bug
             raise internal_error(f"ctx.ask({key!r}): {exc}") from None
         d = facts.digest
-        book.digests[key] = (request, d)
+        book.digests[key] = (request, facts)
         if key in responses and (book.asked.get(key) == d if book.sealed else True):
             raw = responses[key]
             found[key] = _read(facts.kind, key, request, raw)
@@ -199,7 +200,7 @@ def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[st
             # The digest `answer_now` took of this very question, or a fresh one (an
             # explicit request).
             seen = known.get(key)
-            digests[key] = seen[1] if seen is not None and seen[0] is req else digest(req)
+            digests[key] = seen[1].digest if seen is not None and seen[0] is req else digest(req)
         env[ASKED] = digests
     flow = ctx._flow
     if flow is not None and env:

@@ -29,6 +29,7 @@ MAX_TTL = 900
 DEFAULT_LEEWAY = 10  # seconds of clock skew tolerated between nodes
 MAX_LEEWAY = 60
 UNBOUND_PARAMS = frozenset({"_meta", "requestState", "inputResponses"})
+_UNBOUND = tuple(UNBOUND_PARAMS)
 
 _SIGNED = b"s1"
 _SEALED = b"e1"
@@ -89,7 +90,11 @@ def binding(params: Mapping[str, Any], principal: str | None) -> bytes:
     The MAC input is `<token head> "\n" <binding>`. Canonical JSON never contains a raw newline
     (both encoders escape control characters), so that split point is unambiguous.
     """
-    salient = {k: v for k, v in params.items() if k not in UNBOUND_PARAMS}
+    # A copy less three keys: cheaper than a comprehension over every key.
+    salient = params.copy() if type(params) is dict else dict(params)
+    pop = salient.pop
+    for name in _UNBOUND:
+        pop(name, None)
     try:
         return _canonical_encoder.encode([principal, salient])
     except UnicodeEncodeError:
