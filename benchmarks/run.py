@@ -95,6 +95,7 @@ class Measured:
     rss_peak_mb: float | None = None
     stdio_rps: float | None = None
     stdio_median: float | None = None
+    stdio_runs: list[float] = field(default_factory=list)
     cold_start_ms: float | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -409,41 +410,44 @@ def add_line(id: int) -> bytes:
 
 
 def measure_stdio(names: list[str], args: argparse.Namespace, results: dict[str, Measured]) -> None:
-    servers: dict[str, StdioServer] = {}
+    """Every run is a fresh server process: how fast one process of a target runs moves by up
+    to a third from one start to the next on this machine (where its code and data land), so
+    the median over fresh processes says more than any number of runs of one."""
     rates: dict[str, list[float]] = {}
-    next_id = {"n": 1000}
-
-    def start(name: str) -> None:
-        server = servers[name] = StdioServer(TARGETS[name], f"{name}-stdio.log")
-        for i in range(1, 201):  # warm-up
-            server.send(add_line(i))
-            server.answer(i)
+    # Each run lasts `--stdio-seconds` (whole batches of 100 calls): a fixed count would last
+    # 0.07 s on the fast targets, short enough for one spell of load to decide it.
+    sentinel = 987654321
+    prefix, suffix = add_line(sentinel).split(str(sentinel).encode())
 
     def one_run(name: str) -> None:
-        server = servers[name]
-        first = next_id["n"]
-        next_id["n"] += args.stdio_requests
-        lines = [add_line(first + i) for i in range(args.stdio_requests)]
-        began = time.perf_counter()
-        for i, line in enumerate(lines):
-            server.send(line)
-            answer = server.answer(first + i)
-            if "result" not in answer:
-                raise RuntimeError(f"stdio `add` failed: {answer}")
-        rates.setdefault(name, []).append(args.stdio_requests / (time.perf_counter() - began))
-        if answer["result"]["content"][0]["text"] != "3":
-            raise RuntimeError(f"stdio `add` answered wrongly: {answer}")
-
-    try:
-        interleaved(names, results, "stdio", 1, start)
-        interleaved([n for n in names if n in servers and not results[n].notes], results,
-                    "stdio", args.repeat, one_run)
-        for name, runs in rates.items():
-            results[name].stdio_rps = max(runs)
-            results[name].stdio_median = statistics.median(runs)
-    finally:
-        for server in servers.values():
+        server = StdioServer(TARGETS[name], f"{name}-stdio.log")
+        try:
+            for i in range(1, 201):  # warm-up
+                server.send(add_line(i))
+                server.answer(i)
+            first = rid = 1000
+            began = time.perf_counter()
+            deadline = began + args.stdio_seconds
+            while True:
+                for _ in range(100):
+                    server.send(b"%s%d%s" % (prefix, rid, suffix))
+                    answer = server.answer(rid)
+                    if "result" not in answer:
+                        raise RuntimeError(f"stdio `add` failed: {answer}")
+                    rid += 1
+                if time.perf_counter() >= deadline:
+                    break
+            rates.setdefault(name, []).append((rid - first) / (time.perf_counter() - began))
+            if answer["result"]["content"][0]["text"] != "3":
+                raise RuntimeError(f"stdio `add` answered wrongly: {answer}")
+        finally:
             server.close()
+
+    interleaved(names, results, "stdio", args.repeat, one_run)
+    for name, runs in rates.items():
+        results[name].stdio_runs = runs
+        results[name].stdio_rps = max(runs)
+        results[name].stdio_median = statistics.median(runs)
 
 
 def measure_cold_start(
@@ -612,8 +616,8 @@ def report(
             f"HTTP: wrk -t{args.connections} -c{args.connections}, {args.warmup:g} s warm-up then "
             f"{args.repeat} runs of {args.duration:g} s, per workload; the best and the median "
             "run (latencies are the best run's; bad responses summed over all runs). stdio: "
-            f"the best and the median of {args.repeat} runs of {args.stdio_requests} "
-            f"sequential requests after 200 warm-up. Cold start: median of {args.cold_runs} "
+            f"the best and the median of {args.repeat} runs of {args.stdio_seconds:g} s of "
+            "sequential requests, each by a fresh server process after 200 warm-up. Cold start: median of {args.cold_runs} "
             "spawns after one unmeasured spawn. Every measurement is interleaved: each round "
             "runs every target in turn, so all are measured in the same spells of machine load. "
             f"All targets: one process, JSON responses, the {VERSION} wire (per-request `_meta`, "
@@ -635,7 +639,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=3, help="measured runs per workload; the best one counts"
     )
-    parser.add_argument("--stdio-requests", type=int, default=2000)
+    parser.add_argument("--stdio-seconds", type=float, default=1.0)
     parser.add_argument("--cold-runs", type=int, default=10)
     parser.add_argument("--skip-mrtr", action="store_true")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.md")
