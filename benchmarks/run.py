@@ -309,55 +309,59 @@ def interleaved(
 
 
 def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, Measured]) -> None:
-    servers: dict[str, HttpServer] = {}
+    """Every round starts each target's server afresh (then warms it up, measures `add`, warms
+    up and measures the MRTR flow, and stops it): one process of the same code can run a third
+    faster or slower than the next on this machine, so the median over fresh processes is what
+    compares frameworks. Idle RSS is the median at first answer; peak RSS the highest after a
+    round's loads."""
     add_env, mrtr_env = wrk_envs()
     add_runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     mrtr_runs: dict[str, list[dict[str, float]]] = {n: [] for n in names}
+    idle: dict[str, list[float]] = {n: [] for n in names}
+    peak: dict[str, list[float]] = {n: [] for n in names}
 
-    def start(name: str) -> None:
-        server = servers[name] = HttpServer(TARGETS[name])
-        wait_http_ready(server.port, server.proc)
-        results[name].rss_idle_mb = proc_status(server.proc.pid, "VmRSS")
-        wrk("post.lua", server.port, add_env, args, args.warmup)
-        if not args.skip_mrtr:
-            wrk("mrtr.lua", server.port, mrtr_env, args, args.warmup)
-
-    def add(name: str) -> None:
-        add_runs[name].append(wrk_numbers(wrk("post.lua", servers[name].port, add_env, args,
-                                              args.duration)))
-
-    def mrtr(name: str) -> None:
-        mrtr_runs[name].append(wrk_numbers(wrk("mrtr.lua", servers[name].port, mrtr_env, args,
-                                               args.duration)))
-
-    try:
-        interleaved(names, results, "http", 1, start)
-        up = [n for n in names if not results[n].notes]
-        interleaved(up, results, "http add", args.repeat, add)
-        if not args.skip_mrtr:
-            interleaved(up, results, "http mrtr", args.repeat, mrtr)
-        for name in up:
-            out = results[name]
-            runs = add_runs[name]
-            if runs:
-                best = max(runs, key=lambda r: r.get("rps", 0))
-                out.http_rps = best.get("rps")
-                out.http_rps_median = statistics.median(r.get("rps", 0) for r in runs)
-                out.http_p50_ms, out.http_p99_ms = best.get("p50"), best.get("p99")
-                out.http_bad = int(sum(r.get("bad_responses", 0) + r["non2xx"]
-                                       + r["socket_errors"] for r in runs))
-            flows = [r for r in mrtr_runs[name] if r.get("duration_us")]
-            if flows:
-                rates = [r.get("flows", 0) / (r["duration_us"] / 1e6) for r in flows]
-                out.mrtr_flows_per_s = max(rates)
-                out.mrtr_median = statistics.median(rates)
-                out.mrtr_bad = int(sum(r.get("bad", 0) + r["non2xx"] + r["socket_errors"]
-                                       for r in mrtr_runs[name]))
-            if name in servers:
-                out.rss_peak_mb = proc_status(servers[name].proc.pid, "VmHWM")
-    finally:
-        for server in servers.values():
+    def one_round(name: str) -> None:
+        server = HttpServer(TARGETS[name])
+        try:
+            wait_http_ready(server.port, server.proc)
+            rss = proc_status(server.proc.pid, "VmRSS")
+            if rss is not None:
+                idle[name].append(rss)
+            wrk("post.lua", server.port, add_env, args, args.warmup)
+            add_runs[name].append(wrk_numbers(wrk("post.lua", server.port, add_env, args,
+                                                  args.duration)))
+            if not args.skip_mrtr:
+                wrk("mrtr.lua", server.port, mrtr_env, args, args.warmup)
+                mrtr_runs[name].append(wrk_numbers(wrk("mrtr.lua", server.port, mrtr_env, args,
+                                                       args.duration)))
+            hwm = proc_status(server.proc.pid, "VmHWM")
+            if hwm is not None:
+                peak[name].append(hwm)
+        finally:
             server.close()
+
+    interleaved(names, results, "http", args.repeat, one_round)
+    for name in names:
+        out = results[name]
+        runs = add_runs[name]
+        if runs:
+            best = max(runs, key=lambda r: r.get("rps", 0))
+            out.http_rps = best.get("rps")
+            out.http_rps_median = statistics.median(r.get("rps", 0) for r in runs)
+            out.http_p50_ms, out.http_p99_ms = best.get("p50"), best.get("p99")
+            out.http_bad = int(sum(r.get("bad_responses", 0) + r["non2xx"]
+                                   + r["socket_errors"] for r in runs))
+        flows = [r for r in mrtr_runs[name] if r.get("duration_us")]
+        if flows:
+            rates = [r.get("flows", 0) / (r["duration_us"] / 1e6) for r in flows]
+            out.mrtr_flows_per_s = max(rates)
+            out.mrtr_median = statistics.median(rates)
+            out.mrtr_bad = int(sum(r.get("bad", 0) + r["non2xx"] + r["socket_errors"]
+                                   for r in mrtr_runs[name]))
+        if idle[name]:
+            out.rss_idle_mb = statistics.median(idle[name])
+        if peak[name]:
+            out.rss_peak_mb = max(peak[name])
 
 
 # -- stdio -----------------------------------------------------------------------------------
@@ -613,9 +617,10 @@ def report(
             f"# Benchmark results ({time.strftime('%Y-%m-%d %H:%M %Z')})",
             "",
             f"Machine: {machine(load)}. Pinning: {pin}.",
-            f"HTTP: wrk -t{args.connections} -c{args.connections}, {args.warmup:g} s warm-up then "
-            f"{args.repeat} runs of {args.duration:g} s, per workload; the best and the median "
-            "run (latencies are the best run's; bad responses summed over all runs). stdio: "
+            f"HTTP: wrk -t{args.connections} -c{args.connections}, {args.repeat} rounds, each by a "
+            f"fresh server process: {args.warmup:g} s warm-up then {args.duration:g} s measured, "
+            "per workload; the best and the median run (latencies are the best run's; bad "
+            "responses summed over all runs). stdio: "
             f"the best and the median of {args.repeat} runs of {args.stdio_seconds:g} s of "
             "sequential requests, each by a fresh server process after 200 warm-up. Cold start: median of {args.cold_runs} "
             "spawns after one unmeasured spawn. Every measurement is interleaved: each round "
