@@ -2,8 +2,9 @@
 
 Starts the test authorization server (tests/authserver, oauth2-mock-server on loopback), then
 benchmarks/auth_server.py twice (without and with a ResourceServer), and drives each with wrk
-exactly as benchmarks/run.py does (`post.lua`, server on CPU 0, wrk on CPU 1). Both servers run
-side by side and the rounds alternate between them; the share is that of the median rounds. The
+exactly as benchmarks/run.py does (`post.lua`, server on CPU 0, wrk on CPU 1). The rounds
+alternate between the two, each by a fresh server process; the share is that of the median
+rounds. The
 client reuses one access token, as real clients do, so after the first request the token is
 served from the verified-token cache (SHA-256 digest -> principal). It also times, in process,
 a cold verification (signature, claims) of fresh tokens, which is what a cache miss costs.
@@ -67,7 +68,7 @@ def wait_ready(port: int, proc: subprocess.Popen[Any], token: str | None) -> Non
 
 
 class Target:
-    """One fixture server (without or with auth) and the wrk environment that drives it."""
+    """One fixture server process (without or with auth) and the wrk environment for it."""
 
     def __init__(self, label: str, issuer: str | None, mint: Any) -> None:
         self.label = label
@@ -87,7 +88,6 @@ class Target:
             headers["Authorization"] = f"Bearer {jwt}"
         self.env = {"WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
                     "WRK_HEADERS": "\n".join(f"{k}: {v}" for k, v in headers.items())}
-        self.runs: list[dict[str, float]] = []
 
     def run(self, args: argparse.Namespace, seconds: float) -> dict[str, float]:
         return wrk_numbers(wrk("post.lua", self.port, self.env, args, seconds))
@@ -97,14 +97,22 @@ class Target:
         self.log.close()
 
 
-def measure_side_by_side(targets: list[Target], args: argparse.Namespace) -> None:
-    """Warm each up, then `--repeat` rounds, each round over every target in turn: the load
-    on a shared machine moves over minutes, and interleaving gives both the same spells."""
-    for target in targets:
-        target.run(args, args.warmup)
+def measure_side_by_side(configs: list[tuple[str, str | None, Any]],
+                         args: argparse.Namespace) -> dict[str, list[dict[str, float]]]:
+    """`--repeat` rounds, each over both configurations in turn, each by a freshly started
+    server (warm-up, then one measured run): the load on a shared machine moves over minutes,
+    and one process of the same code runs up to a third faster or slower than the next, so
+    both get the same spells and neither hangs on one lucky start."""
+    runs: dict[str, list[dict[str, float]]] = {label: [] for label, _, _ in configs}
     for _ in range(args.repeat):
-        for target in targets:
-            target.runs.append(target.run(args, args.duration))
+        for label, issuer, mint in configs:
+            target = Target(label, issuer, mint)
+            try:
+                target.run(args, args.warmup)
+                runs[label].append(target.run(args, args.duration))
+            finally:
+                target.close()
+    return runs
 
 
 def summary(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -143,17 +151,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cold-tokens", type=int, default=200)
     args = parser.parse_args(argv)
     with AuthServer.start() as auth:
-        targets: list[Target] = []
-        try:
-            targets.append(Target("off", None, None))
-            targets.append(Target("on", auth.issuer, lambda port: auth.mint(
-                aud=f"http://127.0.0.1:{port}/mcp", scope="mcp:use")))
-            measure_side_by_side(targets, args)
-        finally:
-            for target in targets:
-                target.close()
+        runs = measure_side_by_side([
+            ("off", None, None),
+            ("on", auth.issuer, lambda port: auth.mint(aud=f"http://127.0.0.1:{port}/mcp",
+                                                       scope="mcp:use")),
+        ], args)
         cold = cold_verify_us(auth, args.cold_tokens)
-    plain, signed = (summary(t.runs) for t in targets)
+    plain, signed = summary(runs["off"]), summary(runs["on"])
     cost = 1 - signed["median"] / plain["median"]
     best_cost = 1 - signed["rps"] / plain["rps"]
     print("| HTTP `add` | no auth | JWT on every request (cached) |")
@@ -171,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| bad responses | {plain['bad']:.0f} | {signed['bad']:.0f} |")
     print("\nRounds (no auth / auth, requests/s): " + ", ".join(
         f"{a.get('rps', 0):,.0f} / {b.get('rps', 0):,.0f}"
-        for a, b in zip(targets[0].runs, targets[1].runs)))
+        for a, b in zip(runs["off"], runs["on"], strict=True)))
     print(f"\nCold verification of a fresh RS256 JWT (cache miss): {cold:.0f} us")
     print(f"Target: under 15% fewer requests/s with auth (median rounds): "
           f"{'met' if cost < 0.15 else 'NOT met'}")
