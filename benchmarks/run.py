@@ -622,9 +622,10 @@ def report(
             "per workload; the best and the median run (latencies are the best run's; bad "
             "responses summed over all runs). stdio: "
             f"the best and the median of {args.repeat} runs of {args.stdio_seconds:g} s of "
-            "sequential requests, each by a fresh server process after 200 warm-up. Cold start: median of {args.cold_runs} "
-            "spawns after one unmeasured spawn. Every measurement is interleaved: each round "
-            "runs every target in turn, so all are measured in the same spells of machine load. "
+            "sequential requests, each by a fresh server process after 200 warm-up. Cold start: "
+            f"median of {args.cold_runs} spawns after one unmeasured spawn. Every measurement is "
+            "interleaved: each round runs every target in turn, so all are measured in the same "
+            "spells of machine load. "
             f"All targets: one process, JSON responses, the {VERSION} wire (per-request `_meta`, "
             "no handshake, no session).",
             "",
