@@ -34,7 +34,7 @@ values = {
     b"mcp-protocol-version": [V.encode(), b" " + V.encode(), b"2025-11-25", b""],
     b"mcp-session-id": [b"abc"],
     b"content-length": [b"12", b"bogus", b"100000"],
-    b"authorization": [b"Bearer one", b"Bearer two"],
+    b"authorization": [b"Bearer good-token", b"Bearer two", b"Basic eA=="],
     b"cookie": [b"s=1"],
     b"Authorization": [b"Bearer mixed-case"],
 }
@@ -68,6 +68,53 @@ def test_a_remembered_block_gets_the_answer_a_fresh_app_gives(
     for _ in range(times):
         assert asyncio.run(asgi(LONG_LIVED, body, list(block))) == fresh
     assert len(LONG_LIVED._verdicts) <= verdicts.MAX_BLOCKS
+
+
+def guarded_server() -> rondo.Server:
+    from rondo.auth import ResourceServer
+    from test_auth_unit import ISSUER, RESOURCE, StubVerifier
+
+    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier(),
+                        scopes_supported=["mcp:use"], required_scopes=["mcp:use"])
+    server = rondo.Server("guarded", "1.0.0", auth=rs, state=None, warn_undocumented=False)
+
+    @server.tool
+    def add(a: int, b: int) -> str:
+        """Add."""
+        return str(a + b)
+
+    @server.tool(scopes=["files:write"])
+    def ask_color(ctx: rondo.Context) -> str:
+        """A tool alice's token does not reach."""
+        return "no"
+
+    return server
+
+
+GUARDED_LONG_LIVED = HttpApp(guarded_server(), max_body=600)
+# Mostly the usual block with one credential somewhere in it (good, bad, two of them, another
+# case), else any block.
+credential = st.sampled_from([(b"authorization", b"Bearer good-token"),
+                              (b"authorization", b"Bearer two"), (b"cookie", b"s=1"),
+                              (b"Authorization", b"Bearer good-token")])
+with_credentials = st.tuples(st.integers(0, len(usual)),
+                             st.lists(credential, min_size=1, max_size=2)).map(
+    lambda cut: usual[:cut[0]] + cut[1] + usual[cut[0]:])
+guarded_blocks = st.integers(0, 3).flatmap(lambda i: blocks if i == 0 else with_credentials)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(guarded_blocks, calls, st.integers(1, 3))
+def test_behind_a_guard_a_remembered_block_gets_the_answer_a_fresh_app_gives(
+    block: list[tuple[bytes, bytes]], params: dict[str, Any], times: int
+) -> None:
+    body = msgspec.json.encode(request(params))
+    fresh = asyncio.run(asgi(HttpApp(guarded_server(), max_body=600), body, block))
+    for _ in range(times):
+        assert asyncio.run(asgi(GUARDED_LONG_LIVED, body, list(block))) == fresh
+    kept = GUARDED_LONG_LIVED._verdicts._kept
+    assert len(kept) <= verdicts.MAX_BLOCKS
+    assert not any(name == b"authorization" for key in kept for name, _ in key)
 
 
 def add_body() -> bytes:
