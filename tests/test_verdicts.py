@@ -122,8 +122,9 @@ def add_body() -> bytes:
                                         "_meta": {PV: V, CAPS: {}}}))
 
 
-def test_a_repeated_block_is_judged_once(monkeypatch: Any) -> None:
-    maps = []
+def counted_maps(monkeypatch: Any) -> list[Any]:
+    """Every header map the memo builds from now on (one per block judged)."""
+    maps: list[Any] = []
     real = verdicts.header_map
 
     def counted(scope: dict[str, Any]) -> Any:
@@ -131,6 +132,11 @@ def test_a_repeated_block_is_judged_once(monkeypatch: Any) -> None:
         return real(scope)
 
     monkeypatch.setattr(verdicts, "header_map", counted)
+    return maps
+
+
+def test_a_repeated_block_is_judged_once(monkeypatch: Any) -> None:
+    maps = counted_maps(monkeypatch)
     app = HttpApp(SERVER)
     for _ in range(3):
         status, body = asyncio.run(asgi(app, add_body(), list(usual)))
@@ -162,27 +168,8 @@ def test_credentials_are_never_kept_and_large_blocks_are_not_remembered() -> Non
 
 
 def test_behind_a_guard_each_request_is_judged_by_its_own_token(monkeypatch: Any) -> None:
-    from rondo.auth import ResourceServer
-    from test_auth_unit import ISSUER, RESOURCE, StubVerifier
-
-    maps = []
-    real = verdicts.header_map
-
-    def counted(scope: dict[str, Any]) -> Any:
-        maps.append(scope)
-        return real(scope)
-
-    monkeypatch.setattr(verdicts, "header_map", counted)
-    rs = ResourceServer(resource=RESOURCE, issuer=ISSUER, verifier=StubVerifier(),
-                        scopes_supported=["mcp:use"], required_scopes=["mcp:use"])
-    server = rondo.Server("guarded", "1.0.0", auth=rs, warn_undocumented=False)
-
-    @server.tool
-    def add(a: int, b: int) -> str:
-        """Add."""
-        return str(a + b)
-
-    app = HttpApp(server)
+    maps = counted_maps(monkeypatch)
+    app = HttpApp(guarded_server())
     host = [(b"host", b"localhost")] + usual[1:]
     tokens = [b"good-token", b"bad-token", b"good-token", None, b"good-token", b"bad-token"]
     statuses = []
