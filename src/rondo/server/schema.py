@@ -112,6 +112,8 @@ class Signature:
                     f"Invalid arguments: arguments must be an object, got {_json_type(arguments)}"
                 )
             arguments = dict(arguments)
+        if not arguments and not self.param_names:
+            return {}  # nothing to take, nothing given (a tool of `ctx` alone): no conversion
         struct = self._struct
         if struct is None:
             return self._bind_explicit(arguments)
