@@ -61,30 +61,26 @@ class HttpGuard:
 
     # -- 2. the bearer token --------------------------------------------------------------------
 
-    def cached(self, headers: Mapping[bytes, list[bytes]]) -> Principal | None:
-        """The principal of a header already verified (a client reuses its token), found by
-        the digest of the raw header before any parsing; None: `authenticate` decides. A plain
-        function, so the usual request awaits nothing here."""
+    def _cache_key(self, headers: Mapping[bytes, list[bytes]]) -> bytes | None:
+        """The cache key of the request's one `Authorization` header (the digest of the raw
+        header, before any parsing), or None when there is no single header of a usable size."""
         values = headers.get(b"authorization")
-        if values is None or len(values) != 1:
+        if values is None or len(values) != 1 or len(values[0]) > self.rs.max_token_length:
             return None
-        rs = self.rs
-        raw = values[0]
-        if len(raw) > rs.max_token_length:
-            return None
-        cache = rs.cache
-        return cache.get(cache.digest_bytes(raw))
+        return self.rs.cache.digest_bytes(values[0])
+
+    def cached(self, headers: Mapping[bytes, list[bytes]]) -> Principal | None:
+        """The principal of a header already verified (a client reuses its token); None:
+        `authenticate` decides. A plain function, so the usual request awaits nothing here."""
+        key = self._cache_key(headers)
+        return None if key is None else self.rs.cache.get(key)
 
     async def authenticate(self, headers: Mapping[bytes, list[bytes]], send: Send) -> Principal | None:
-        """The principal of the request's bearer token, or None with a 401, 400 or 503 sent."""
+        """The principal of the request's bearer token, or None with a 401, 400 or 503 sent.
+        (`ResourceServer.authenticate` looks in the cache first, by the same key.)"""
         rs = self.rs
         values = headers.get(b"authorization")
-        key = None
-        if values is not None and len(values) == 1 and len(values[0]) <= rs.max_token_length:
-            key = rs.cache.digest_bytes(values[0])
-            hit = rs.cache.get(key)
-            if hit is not None:
-                return hit
+        key = self._cache_key(headers)
         try:
             token = bearer_token(values, rs.max_token_length)
             if token is None:
