@@ -4,7 +4,8 @@ uvicorn alone never times out a request whose headers or body trickle in, accept
 until the process runs out of descriptors, and under httptools bounds neither header size nor
 count. `HttpLimits` closes those gaps with a thin subclass of whichever uvicorn protocol runs
 (httptools when installed, else h11), so the bounds hold whatever parser is picked (under
-httptools the subclass also writes each fixed-length answer in one call: `coalesce.py`):
+httptools the subclass also writes each fixed-length answer in one call, `coalesce.py`, and
+runs a request that never waits without making it a task, `eager.py`):
 
 - `header_timeout`: from the connection's first byte (or from accepting it, so a connection that
   never sends anything is closed too) to the end of the request headers; then 408 and close.
@@ -23,6 +24,7 @@ import string and the limits travel in `RONDO_HTTP_LIMITS`, so uvicorn's worker 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -154,6 +156,7 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
     cap = limits.connection_cap()
     coalesce: Any = None
     if http == "httptools":
+        from . import eager
         from .coalesce import CoalescingTransport as coalesce
 
     class Guarded(base):
@@ -183,7 +186,7 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
             self._stop_timer()
             super().connection_lost(exc)
 
-        def data_received(self, data: bytes) -> None:
+        def _received(self, data: bytes) -> None:
             if self._refused:
                 return
             cycle = self.cycle
@@ -213,6 +216,37 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
                 return
             if cycle is not None and not cycle.more_body and not self._reading_headers:
                 self._deadline = 0.0
+
+        if http == "httptools":
+            # A request whose headers the parser completes in this call starts after it returns,
+            # at once rather than as a task (eager.py); pipelined ones keep uvicorn's tasks.
+            _feeding = False
+            _deferred: Any = None
+
+            def data_received(self, data: bytes) -> None:
+                self._feeding = True
+                try:
+                    self._received(data)
+                finally:
+                    self._feeding = False
+                deferred = self._deferred
+                if deferred is not None:
+                    self._deferred = None
+                    if not self._refused:
+                        cycle, app = deferred
+                        # As uvicorn's own task would have it (the option is new in 0.39).
+                        context = (contextvars.Context()
+                                   if getattr(self.config, "reset_contextvars", False)
+                                   else contextvars.copy_context())
+                        eager.start(cycle.run_asgi(app), self.loop, self.tasks, context)
+
+            def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+                if self._feeding and self._deferred is None:
+                    self._deferred = (cycle, app)
+                else:
+                    super()._start_asgi_task(cycle, app)
+        else:
+            data_received = _received
 
         # httptools: refuse too many headers before uvicorn starts the app for them (their
         # bytes are bounded already, by the check in data_received).
