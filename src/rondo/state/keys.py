@@ -135,6 +135,16 @@ class Keyring:
         self.signing_kid = ids[0].encode("ascii")  # as tokens spell it
         self.signing_key = self._by_id[ids[0]]
 
+    def lookup_token_kid(self, kid: bytes) -> Key | None:
+        """`lookup` of the id as a token spells it (ASCII bytes): the signing key's own id, the
+        usual case, without decoding it first."""
+        if kid == self.signing_kid:
+            return self.signing_key
+        try:
+            return self.lookup(kid.decode("ascii"))
+        except UnicodeDecodeError:
+            return None
+
     def lookup(self, key_id: str) -> Key | None:
         """The key a token names, or None. A bare secret answers for any well-formed id."""
         key = self._by_id.get(key_id)

@@ -148,7 +148,12 @@ class StatePolicy:
     def _principal_for(self, ctx: RequestFacts) -> str | None:
         # `principal_of` with the default `anonymous` read inline: once per seal and per open.
         if self._principal is anonymous:
-            binding = getattr(getattr(ctx, "auth", None), "binding", None)
+            # Most requests carry no authentication: then no attribute lookup on None (which
+            # makes and drops an AttributeError inside `getattr`).
+            auth = getattr(ctx, "auth", None)
+            if auth is None:
+                return None
+            binding = getattr(auth, "binding", None)
             return binding if isinstance(binding, str) else None
         principal = self._principal(ctx)
         if principal is not None and type(principal) is not str:
