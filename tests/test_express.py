@@ -96,8 +96,7 @@ def normal(messages: list[dict[str, Any]]) -> str:
     """The messages as JSON with their random parts replaced."""
     text = json.dumps(messages, sort_keys=True)
     text = _REF.sub("reference R", text)
-    # A token may hold escaped quotes (its claims are JSON text): the whole string goes.
-    return re.sub(r'"requestState": "(?:[^"\\]|\\.)*"', '"requestState": "S"', text)
+    return re.sub(r'"requestState": "[^"]*"', '"requestState": "S"', text)
 
 
 def stdio(server: rondo.Server, message: Any, express: bool) -> list[dict[str, Any]]:

@@ -90,59 +90,14 @@ def test_any_json_value_round_trips_with_its_types(data, encrypt):
 
 def test_signed_tokens_are_readable_and_name_their_key():
     token = state.seal({"cart": 7}, ctx_for(), keys=[("k1", SECRET)], principal="alice")
-    form, kid, tag, claims = token.split(".", 3)
-    assert (form, kid) == ("s2", "k1")
-    decoded = json.loads(claims)  # the claims JSON itself, no base64
+    form, kid, claims, tag = token.split(".")
+    assert (form, kid) == ("s1", "k1")
+    decoded = json.loads(base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)))
     assert decoded["d"] == {"cart": 7}
     assert decoded["m"] == "tools/call" and decoded["a"] == "travel"
     # The principal and the params are bound by the MAC, not written into the token.
     assert "alice" not in token and "Oslo" not in json.dumps(decoded)
-    assert len(bytes.fromhex(tag)) == 32 and tag == tag.lower()
-
-
-def test_claims_may_hold_dots_quotes_and_any_unicode():
-    data = {"path": "a.b.c", "say": 'he said "hi"\n', "who": "Zoë ß 東京", "n": [1.5, None]}
-    token = sealed(data)
-    assert token.count(".") > 3 and "東京" in token  # the dots of the data, the text as it is
-    assert state.open(token, ctx_for(), secret=SECRET, principal="alice") == data
-    # As the JSON around it carries it (escaped quotes), and back.
-    wire = json.dumps({"requestState": token})
-    assert state.open(json.loads(wire)["requestState"], ctx_for(), secret=SECRET,
-                      principal="alice") == data
-
-
-def s1_token(data: object, ctx: object, principal: str | None) -> str:
-    """A token of the earlier signed form, made here from its definition:
-    s1.<key id>.<base64url claims>.<base64url HMAC-SHA256 over the head, a newline, the binding>."""
-    import hashlib
-    import hmac
-    import time
-
-    from rondo.state.codec import binding
-
-    kid = state.Keyring(secret=SECRET).signing_id
-    claims = json.dumps({"m": ctx.request_method, "a": ctx.server_name,  # type: ignore[attr-defined]
-                         "e": int(time.time()) + 60, "d": data}, separators=(",", ":"))
-
-    def b64(raw: bytes) -> str:
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-    head = f"s1.{kid}.{b64(claims.encode())}"
-    mac = hmac.new(SECRET, head.encode() + b"\n" + binding(ctx.request_params, principal),  # type: ignore[attr-defined]
-                   hashlib.sha256).digest()
-    return f"{head}.{b64(mac)}"
-
-
-def test_tokens_of_the_earlier_signed_form_still_open(debug_log):
-    ctx = ctx_for()
-    token = s1_token({"step": 2}, ctx, "alice")
-    assert state.open(token, ctx, secret=SECRET, principal="alice") == {"step": 2}
-    # ... and are checked as strictly: another principal, or a changed claim, is refused.
-    assert "signature does not verify" in refused(token, principal="mallory", caplog=debug_log)
-    form, kid, claims, tag = token.split(".")
-    raw = base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)).replace(b"2", b"3")
-    forged = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-    assert "signature" in refused(f"{form}.{kid}.{forged}.{tag}", caplog=debug_log)
+    assert len(base64.urlsafe_b64decode(tag + "=")) == 32
 
 
 def test_encrypted_tokens_hide_the_data():
@@ -205,23 +160,17 @@ def test_data_must_be_json():
 
 
 def test_tampered_claims_are_refused(debug_log):
-    form, kid, tag, claims = sealed({"role": "user"}).split(".", 3)
-    forged = claims.replace("user", "root")
-    reason = refused(f"{form}.{kid}.{tag}.{forged}", caplog=debug_log)
+    form, kid, claims, tag = sealed({"role": "user"}).split(".")
+    raw = base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4))
+    forged = base64.urlsafe_b64encode(raw.replace(b"user", b"root")).rstrip(b"=").decode()
+    reason = refused(f"{form}.{kid}.{forged}.{tag}", caplog=debug_log)
     assert "signature does not verify" in reason
-
-
-def test_a_tag_in_any_other_spelling_is_refused(debug_log):
-    form, kid, tag, claims = sealed().split(".", 3)
-    for other in (tag.upper(), tag[:-2], tag + "00", ""):
-        assert "signature" in refused(f"{form}.{kid}.{other}.{claims}", caplog=debug_log)
 
 
 def test_trailing_garbage_is_refused(debug_log):
     token = sealed()
     assert "signature" in refused(token + "-TAMPERED", caplog=debug_log)
-    assert "signature" in refused(token + ".x", caplog=debug_log)
-    assert "parts" in refused("s2.~8zt_CVm0Gj8E.00", caplog=debug_log)
+    assert "parts" in refused(token + ".x", caplog=debug_log)
 
 
 @pytest.mark.parametrize("encrypt", [False, True])
@@ -321,8 +270,7 @@ def test_oversized_tokens_are_refused_before_any_work(debug_log):
 
 
 @pytest.mark.parametrize(
-    "token", ["", "s1", "s1..", "s1.k.x.y", "x1.~AAAA.a.b", "s1.~8zt_CVm0Gj8E.e30.", "ß.a.b.c",
-              "s2.", "s2...", "s2.k.x.{}", "s2.~8zt_CVm0Gj8E..{}", "s2.ß.00.{}", "s2.\ud800.0.{}"]
+    "token", ["", "s1", "s1..", "s1.k.x.y", "x1.~AAAA.a.b", "s1.~8zt_CVm0Gj8E.e30.", "ß.a.b.c"]
 )
 def test_malformed_tokens_are_refused(token):
     refused(token)
@@ -395,12 +343,10 @@ def test_a_900_second_token_lives_900_seconds():
 
 def test_oversized_state_is_refused_at_seal():
     with pytest.raises(ValueError, match="16384-byte limit"):
-        sealed({"blob": "x" * 16_300})
+        sealed({"blob": "x" * 16_000})
     with pytest.raises(ValueError, match="16384-byte limit"):
-        sealed({"blob": "x" * 12_300}, encrypt=True)  # base64 makes it a third longer
-    with pytest.raises(ValueError, match="16384-byte limit"):
-        sealed({"blob": "ß" * 8_150})  # counted in bytes: two a character
-    assert len(sealed({"blob": "x" * 16_000})) <= state.MAX_TOKEN_CHARS
+        sealed({"blob": "x" * 16_000}, encrypt=True)
+    assert len(sealed({"blob": "x" * 11_000})) <= state.MAX_TOKEN_CHARS
 
 
 # -- configuration errors are raised at the call, before any token is touched -----------------
