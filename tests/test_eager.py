@@ -258,3 +258,34 @@ def test_a_throw_before_the_first_step_hands_every_later_send_to_the_handler() -
             raise AssertionError("the handler did not finish")
 
     asyncio.run(main())
+
+
+def test_the_context_is_the_one_uvicorns_task_would_get() -> None:
+    # uvicorn's task copies the context it is made in; with `reset_contextvars` it starts
+    # from an empty one. The eager start gives the request the same.
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from rondo.transport.limits import HttpLimits, guarded_protocol
+
+    outer: contextvars.ContextVar[str] = contextvars.ContextVar("outer", default="none")
+    seen: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append(outer.get())
+        await reply(send, b"ok")
+
+    async def main(reset: bool) -> None:
+        config = uvicorn.Config(app, log_level="error", lifespan="off", proxy_headers=False,
+                                reset_contextvars=reset)
+        config.load()
+        cls = guarded_protocol("httptools", HttpLimits())
+        protocol = cls(config=config, server_state=ServerState(), app_state={},
+                       _loop=asyncio.get_running_loop())
+        protocol.connection_made(Recorder())
+        outer.set("set outside")
+        protocol.data_received(get("/"))
+
+    asyncio.run(main(False))
+    asyncio.run(main(True))
+    assert seen == ["set outside", "none"]

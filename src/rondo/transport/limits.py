@@ -228,17 +228,17 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
                 try:
                     self._received(data)
                 finally:
+                    # Taken even if the parser's callbacks failed: never run by a later call.
                     self._feeding = False
-                deferred = self._deferred
-                if deferred is not None:
-                    self._deferred = None
-                    if not self._refused:
-                        cycle, app = deferred
-                        # As uvicorn's own task would have it (the option is new in 0.39).
-                        context = (contextvars.Context()
-                                   if getattr(self.config, "reset_contextvars", False)
-                                   else contextvars.copy_context())
-                        eager.start(cycle.run_asgi(app), self.loop, self.tasks, context)
+                    deferred, self._deferred = self._deferred, None
+                if deferred is not None and not self._refused:
+                    cycle, app = deferred
+                    # The context uvicorn's own task would get (`reset_contextvars` is an option
+                    # of newer uvicorn releases only).
+                    context = (contextvars.Context()
+                               if getattr(self.config, "reset_contextvars", False)
+                               else contextvars.copy_context())
+                    eager.start(cycle.run_asgi(app), self.loop, self.tasks, context)
 
             def _start_asgi_task(self, cycle: Any, app: Any) -> None:
                 if self._feeding and self._deferred is None:
