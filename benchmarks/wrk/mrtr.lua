@@ -37,10 +37,24 @@ function request()
   return wrk.format(nil, nil, nil, body .. '"_meta":' .. meta .. '}}')
 end
 
+-- The text of the JSON string that starts right after `pattern`, escapes kept as they are (it
+-- goes back into a JSON body unchanged); nil if there is none. A state may hold escaped quotes.
+local function string_after(body, pattern)
+  local _, open = string.find(body, pattern)
+  if open == nil then return nil end
+  local i = open + 1
+  while true do
+    local at = string.find(body, '["\\]', i)
+    if at == nil then return nil end
+    if string.sub(body, at, at) == '"' then return string.sub(body, open + 1, at - 1) end
+    i = at + 2 -- a backslash and the character it escapes
+  end
+end
+
 function response(status, headers, body)
   if key == nil then
     key = string.match(body, '"inputRequests"%s*:%s*{%s*"([^"]+)"')
-    state = string.match(body, '"requestState"%s*:%s*"([^"]*)"')
+    state = string_after(body, '"requestState"%s*:%s*"')
     if status ~= 200 or key == nil then bad = bad + 1 end
   else
     if status == 200 and string.find(body, '"resultType"%s*:%s*"complete"')
