@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import rondo
 from rondo.transport import eager
 from test_coalesce import Recorder, call, connected, post, protocol_for, until
 
@@ -289,3 +290,34 @@ def test_the_context_is_the_one_uvicorns_task_would_get() -> None:
     asyncio.run(main(False))
     asyncio.run(main(True))
     assert seen == ["set outside", "none"]
+
+
+def test_a_plain_tool_answered_at_once_has_no_current_task_and_an_async_one_has() -> None:
+    # The documented limit (docs/limits.md): data_received is called by the loop, not by a
+    # task, so a request run at once has no current task until it first waits.
+    from rondo.transport.http import HttpApp
+
+    server = rondo.Server("eager", state=None, warn_undocumented=False)
+
+    @server.tool
+    def plain(a: int) -> str:
+        return str(asyncio.current_task() is not None)
+
+    @server.tool
+    async def awaited(a: int) -> str:
+        return str(asyncio.current_task() is not None)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        protocol = protocol_for(HttpApp(server), loop)
+        real = Recorder()
+        protocol.connection_made(real)
+        answers = []
+        for name in ("plain", "awaited"):
+            before = len(real.writes)
+            loop.call_soon(protocol.data_received, post(call(name, {"a": 1}), name))
+            await until(lambda n=before: len(real.writes) > n and protocol.cycle.response_complete)
+            answers.append(b"".join(real.writes[before:]))
+        assert b'"text":"False"' in answers[0] and b'"text":"True"' in answers[1]
+
+    asyncio.run(main())
