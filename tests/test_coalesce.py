@@ -204,14 +204,16 @@ def test_bytes_keep_their_order_and_none_are_lost(ops: list[tuple[str, Any]]) ->
 
 # -- uvicorn's httptools protocol as serve() configures it, in process -------------------------
 
-def protocol_for(app: Any, loop: Any, parser: str = "httptools", limits: Any = None) -> Any:
+def protocol_for(app: Any, loop: Any, parser: str = "httptools", limits: Any = None,
+                 **options: Any) -> Any:
+    """The protocol `serve()` builds, for `app`; `options` are more `uvicorn.Config` ones."""
     import uvicorn
     from uvicorn.server import ServerState
 
     from rondo.transport.limits import HttpLimits, guarded_protocol
 
     config = uvicorn.Config(app, log_level="error", lifespan="off", proxy_headers=False,
-                            server_header=False, date_header=False)
+                            server_header=False, date_header=False, **options)
     config.load()
     cls = guarded_protocol(parser, limits or HttpLimits())
     return cls(config=config, server_state=ServerState(), app_state={}, _loop=loop)

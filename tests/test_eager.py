@@ -24,8 +24,8 @@ from rondo.transport import eager
 from test_coalesce import Recorder, call, connected, post, protocol_for, until
 
 
-def raw_protocol(app: Any) -> tuple[Any, Recorder]:
-    protocol = protocol_for(app, asyncio.get_running_loop())
+def raw_protocol(app: Any, **options: Any) -> tuple[Any, Recorder]:
+    protocol = protocol_for(app, asyncio.get_running_loop(), **options)
     real = Recorder()
     protocol.connection_made(real)
     return protocol, real
@@ -264,11 +264,6 @@ def test_a_throw_before_the_first_step_hands_every_later_send_to_the_handler() -
 def test_the_context_is_the_one_uvicorns_task_would_get() -> None:
     # uvicorn's task copies the context it is made in; with `reset_contextvars` it starts
     # from an empty one. The eager start gives the request the same.
-    import uvicorn
-    from uvicorn.server import ServerState
-
-    from rondo.transport.limits import HttpLimits, guarded_protocol
-
     outer: contextvars.ContextVar[str] = contextvars.ContextVar("outer", default="none")
     seen: list[str] = []
 
@@ -277,13 +272,7 @@ def test_the_context_is_the_one_uvicorns_task_would_get() -> None:
         await reply(send, b"ok")
 
     async def main(reset: bool) -> None:
-        config = uvicorn.Config(app, log_level="error", lifespan="off", proxy_headers=False,
-                                reset_contextvars=reset)
-        config.load()
-        cls = guarded_protocol("httptools", HttpLimits())
-        protocol = cls(config=config, server_state=ServerState(), app_state={},
-                       _loop=asyncio.get_running_loop())
-        protocol.connection_made(Recorder())
+        protocol, _ = raw_protocol(app, reset_contextvars=reset)
         outer.set("set outside")
         protocol.data_received(get("/"))
 
@@ -309,9 +298,7 @@ def test_a_plain_tool_answered_at_once_has_no_current_task_and_an_async_one_has(
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        protocol = protocol_for(HttpApp(server), loop)
-        real = Recorder()
-        protocol.connection_made(real)
+        protocol, real = raw_protocol(HttpApp(server))
         answers = []
         for name in ("plain", "awaited"):
             before = len(real.writes)

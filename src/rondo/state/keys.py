@@ -140,10 +140,7 @@ class Keyring:
         usual case, without decoding it first."""
         if kid == self.signing_kid:
             return self.signing_key
-        try:
-            return self.lookup(kid.decode("ascii"))
-        except UnicodeDecodeError:
-            return None
+        return self.lookup(kid.decode("ascii"))
 
     def lookup(self, key_id: str) -> Key | None:
         """The key a token names, or None. A bare secret answers for any well-formed id."""
