@@ -1,4 +1,5 @@
-"""stdio's `LineReader` gives every line once, in order, whatever the reads return at a time.
+"""stdio's `LineReader` gives every line once, in order, whatever the reads return at a time;
+its writer puts every byte out in order, whatever the writes take at a time.
 
 The reference is a split of the whole input: each line as it is, an oversized one as
 TOO_LARGE (once, the reading going on after its newline), a last line without a newline if it
@@ -8,6 +9,7 @@ is not blank, then None.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -71,3 +73,57 @@ def test_what_is_left_after_a_line_is_handed_over_whole(monkeypatch: pytest.Monk
     assert reader.next_line() == b"two"
     assert reader.rest() == b"thr"
     os.close(read_end)
+
+
+# -- the writer: one write for the usual line, every byte in order whatever the pipe takes ------
+
+
+class FakeOut:
+    """`os.write` stand-in: takes at most `take` bytes per call; each call first takes the next
+    of `script` (an exception to raise, or None for a normal write) while there is one."""
+
+    def __init__(self, take: int, script: list[BaseException | None] | None = None) -> None:
+        self.take, self.script, self.data, self.calls = take, list(script or []), b"", 0
+
+    def write(self, fd: int, data: Any) -> int:
+        self.calls += 1
+        failure = self.script.pop(0) if self.script else None
+        if failure is not None:
+            raise failure
+        chunk = bytes(data[: self.take])
+        self.data += chunk
+        return len(chunk)
+
+
+def writer_with(monkeypatch: pytest.MonkeyPatch, out: FakeOut) -> Any:
+    monkeypatch.setattr(stdio, "_wait_writable", lambda fd: None)
+    return stdio._writer(99, out.write)
+
+
+def test_the_usual_line_is_one_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = FakeOut(take=1 << 20)
+    writer_with(monkeypatch, out)({"id": 1, "result": {}})
+    assert out.data == b'{"id":1,"result":{}}\n' and out.calls == 1
+
+
+@pytest.mark.parametrize("take", [1, 3, 7])
+def test_short_writes_deliver_every_byte_in_order(monkeypatch: pytest.MonkeyPatch, take: int) -> None:
+    out = FakeOut(take=take)
+    send = writer_with(monkeypatch, out)
+    send({"id": 1, "text": "x" * 50})
+    send({"id": 2})
+    assert out.data == b'{"id":1,"text":"' + b"x" * 50 + b'"}\n{"id":2}\n'
+
+
+def test_a_full_pipe_is_waited_on_and_then_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = FakeOut(take=4, script=[BlockingIOError(), None, BlockingIOError()])
+    writer_with(monkeypatch, out)({"id": 7})
+    assert out.data == b'{"id":7}\n'
+
+
+@pytest.mark.parametrize("gone", [BrokenPipeError, ConnectionResetError])
+def test_a_closed_stdout_is_output_closed(monkeypatch: pytest.MonkeyPatch, gone: type) -> None:
+    for script in ([gone(), gone()], [None, gone()]):  # at once, or after part of the line
+        out = FakeOut(take=2, script=script)
+        with pytest.raises(stdio.OutputClosed):
+            writer_with(monkeypatch, out)({"id": 7})

@@ -140,13 +140,15 @@ class OutputClosed(BaseException):
     BaseException so that a handler's `except Exception` does not swallow it."""
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(
+    fd: int, data: bytes | memoryview, write: Callable[[int, Any], int] = os.write
+) -> None:
     """Write every byte, whatever the pipe takes per call. A non-blocking stdout (stdin and
     stdout one socket, as socat or inetd give) is waited on until writable, not spun on."""
     view: bytes | memoryview = data  # a view only for a rest: most lines go in one write
     while view:
         try:
-            n = os.write(fd, view)
+            n = write(fd, view)
         except BlockingIOError:
             _wait_writable(fd)
             continue
@@ -161,9 +163,15 @@ def _wait_writable(fd: int) -> None:
     select.select((), (fd,), ())
 
 
-def _writer(fd: int) -> Callable[[dict[str, Any]], None]:
+def _writer(fd: int, write: Callable[[int, Any], int] = os.write) -> Callable[[dict[str, Any]], None]:
     def send(message: dict[str, Any]) -> None:
-        write_all(fd, _encode(message) + b"\n")
+        data = _encode(message) + b"\n"
+        try:
+            done = write(fd, data)  # the usual line goes whole in this one write
+        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+            done = 0  # nothing written: `write_all` meets it again and says what it means
+        if done < len(data):
+            write_all(fd, memoryview(data)[done:] if done else data, write)
 
     return send
 
