@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import json
 import logging
-import re
-import time
 import types
-from typing import Any
 
 import pytest
 
 import rondo.state as state
 from rondo.server.context import Context
-from rondo.state.keys import Key
 from rondo.wire.errors import INVALID_PARAMS, McpError
 
 SECRET = b"s" * 32
@@ -96,60 +90,14 @@ def test_any_json_value_round_trips_with_its_types(data, encrypt):
 
 def test_signed_tokens_are_readable_and_name_their_key():
     token = state.seal({"cart": 7}, ctx_for(), keys=[("k1", SECRET)], principal="alice")
-    form, kid, tag, claims = token.split(".", 3)  # the claims come last: they may hold dots
-    assert (form, kid) == ("s2", "k1")
-    decoded = json.loads(claims)
+    form, kid, claims, tag = token.split(".")
+    assert (form, kid) == ("s1", "k1")
+    decoded = json.loads(base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4)))
     assert decoded["d"] == {"cart": 7}
     assert decoded["m"] == "tools/call" and decoded["a"] == "travel"
     # The principal and the params are bound by the MAC, not written into the token.
-    assert "alice" not in token and "Oslo" not in claims
-    assert re.fullmatch(r"[0-9a-f]{64}", tag)  # HMAC-SHA256 in hex
-
-
-def s1_token(data: Any, *, secret: bytes = SECRET, kid: str | None = None,
-             method: str = "tools/call", audience: str = "travel", principal: str | None = "alice",
-             params: dict[str, Any] | None = None) -> str:
-    """A token as rondo sealed them before s2 (`s1.<kid>.<base64url claims>.<base64url MAC>`),
-    built here from the documented format, not by rondo's own code."""
-    key = Key(secret)
-    kid = key.fingerprint if kid is None else kid
-    claims = json.dumps({"m": method, "a": audience, "e": int(time.time()) + 300, "d": data},
-                        separators=(",", ":")).encode()
-    head = f"s1.{kid}.".encode() + base64.urlsafe_b64encode(claims).rstrip(b"=")
-    salient = {k: v for k, v in (PARAMS if params is None else params).items()
-               if k not in ("_meta", "requestState", "inputResponses")}
-    bound = json.dumps([principal, salient], sort_keys=True, separators=(",", ":")).encode()
-    mac = hmac.new(secret, head + b"\n" + bound, hashlib.sha256).digest()
-    return (head + b"." + base64.urlsafe_b64encode(mac).rstrip(b"=")).decode()
-
-
-def test_s1_tokens_sealed_by_earlier_versions_still_open(debug_log):
-    # A fleet mid-upgrade: a node that sealed s1 hands the retry to one that seals s2.
-    token = s1_token({"cart": 7})
-    assert state.open(token, ctx_for(), secret=SECRET, principal="alice") == {"cart": 7}
-    kid_token = s1_token([1, "two"], kid="k1")
-    assert state.open(kid_token, ctx_for(), keys=[("k1", SECRET)], principal="alice") == [1, "two"]
-    # ...and they bind exactly what s2 tokens bind.
-    assert "signature does not verify" in refused(token, principal="bob", caplog=debug_log)
-    assert "signature does not verify" in refused(
-        s1_token({"cart": 7}, params={**PARAMS, "arguments": {"city": "Bergen"}}), caplog=debug_log)
-    form, kid, claims, tag = token.split(".")
-    raw = base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4))
-    forged = base64.urlsafe_b64encode(raw.replace(b"7", b"8")).rstrip(b"=").decode()
-    assert "signature does not verify" in refused(f"{form}.{kid}.{forged}.{tag}", caplog=debug_log)
-    assert "non-ASCII" in refused(token[:-1] + "é", caplog=debug_log)
-
-
-def test_unicode_state_round_trips_as_text_in_the_token():
-    data = {"name": "Zoë ✓", "city": "東京"}
-    token = sealed(data)
-    assert "Zoë ✓" in token  # the claims are the JSON text itself
-    assert state.open(token, ctx_for(), secret=SECRET, principal="alice") == data
-
-
-def test_a_token_with_a_lone_surrogate_is_refused(debug_log):
-    # What a stdlib JSON decoder gives for "\ud800": a str that is no valid UTF-8.
-    assert "surrogate" in refused(sealed()[:-2] + "\ud800}", caplog=debug_log)
+    assert "alice" not in token and "Oslo" not in json.dumps(decoded)
+    assert len(base64.urlsafe_b64decode(tag + "=")) == 32
 
 
 def test_encrypted_tokens_hide_the_data():
@@ -212,21 +160,17 @@ def test_data_must_be_json():
 
 
 def test_tampered_claims_are_refused(debug_log):
-    token = sealed({"role": "user"})
-    assert '"user"' in token
-    reason = refused(token.replace('"user"', '"root"'), caplog=debug_log)
+    form, kid, claims, tag = sealed({"role": "user"}).split(".")
+    raw = base64.urlsafe_b64decode(claims + "=" * (-len(claims) % 4))
+    forged = base64.urlsafe_b64encode(raw.replace(b"user", b"root")).rstrip(b"=").decode()
+    reason = refused(f"{form}.{kid}.{forged}.{tag}", caplog=debug_log)
     assert "signature does not verify" in reason
-    form, kid, tag, claims = token.split(".", 3)
-    flipped = tag[:10] + ("0" if tag[10] != "0" else "1") + tag[11:]
-    assert "signature does not verify" in refused(f"{form}.{kid}.{flipped}.{claims}",
-                                                  caplog=debug_log)
 
 
 def test_trailing_garbage_is_refused(debug_log):
     token = sealed()
     assert "signature" in refused(token + "-TAMPERED", caplog=debug_log)
-    assert "signature" in refused(token + ".x", caplog=debug_log)
-    assert "parts" in refused(token.rsplit(".", 1)[0].rsplit(".", 1)[0], caplog=debug_log)
+    assert "parts" in refused(token + ".x", caplog=debug_log)
 
 
 @pytest.mark.parametrize("encrypt", [False, True])
@@ -399,9 +343,9 @@ def test_a_900_second_token_lives_900_seconds():
 
 def test_oversized_state_is_refused_at_seal():
     with pytest.raises(ValueError, match="16384-byte limit"):
-        sealed({"blob": "x" * 16_400})
+        sealed({"blob": "x" * 16_000})
     with pytest.raises(ValueError, match="16384-byte limit"):
-        sealed({"blob": "x" * 12_400}, encrypt=True)  # base64: four characters per three bytes
+        sealed({"blob": "x" * 16_000}, encrypt=True)
     assert len(sealed({"blob": "x" * 11_000})) <= state.MAX_TOKEN_CHARS
 
 

@@ -1,12 +1,7 @@
 """The token format: canonical binding, sealing, and opening with a reason for every refusal.
 
-Signed (the default, readable):   s2.<key id>.<hex HMAC-SHA256>.<claims JSON>
+Signed (the default, readable):   s1.<key id>.<base64url claims JSON>.<base64url HMAC-SHA256>
 Encrypted (`encrypt=True`):        e1.<key id>.<base64url nonce>.<base64url AES-256-GCM output>
-Signed by rondo before s2 (opened, no longer sealed): s1.<key id>.<base64url claims>.<base64url MAC>
-
-s2 carries the claims as the JSON text itself, last (so the dots it may hold split nothing) and
-the MAC in hex: one C call to write or read each, where base64url took three, on every round.
-The token travels inside a JSON string, where its quotes are escaped like any other text.
 
 The claims carry the method, the audience (server name), the expiry, the optional one-time id
 and the data. The principal and the salient params are never written into the token: they enter
@@ -37,8 +32,6 @@ UNBOUND_PARAMS = frozenset({"_meta", "requestState", "inputResponses"})
 _UNBOUND = tuple(UNBOUND_PARAMS)
 
 _SIGNED = b"s1"
-_SIGNED2 = b"s2"
-_SIGNED2_HEAD = b"s2."
 _SEALED = b"e1"
 _NONCE_BYTES = 12
 _B64_TEXT = re.compile(rb"[A-Za-z0-9_-]*")
@@ -203,16 +196,14 @@ def seal(
         sealed = key.aead().encrypt(nonce, payload, head + b"\n" + bound)
         token = head + b"." + _b64(nonce) + b"." + _b64(sealed)
     else:
-        # The MAC covers `s2.<kid>.<claims>` "\n" <binding>: claims and binding are JSON with
-        # no raw newline, and the key id holds no dot, so every part is where it seems.
-        head = _SIGNED2_HEAD + kid + b"."
-        token = head + key.mac(head + payload + b"\n" + bound).hex().encode() + b"." + payload
+        head = _SIGNED + b"." + kid + b"." + _b64(payload)
+        token = head + b"." + _b64(key.mac(head + b"\n" + bound))
     if len(token) > MAX_TOKEN_CHARS:
         raise ValueError(
             f"sealed request state is {len(token)} bytes, over the {MAX_TOKEN_CHARS}-byte limit: "
             "keep state small (ids and choices, not documents)"
         )
-    return token.decode("utf-8")
+    return token.decode("ascii")
 
 
 _compare_digest: Any = None
@@ -245,14 +236,9 @@ def open_token(
     if len(token) > MAX_TOKEN_CHARS:
         raise Rejected(f"{len(token)} characters, over the {MAX_TOKEN_CHARS} limit")
     try:
-        raw = token.encode("utf-8")  # s2 claims are JSON text, which may be any Unicode
+        raw = token.encode("ascii")
     except UnicodeEncodeError:
-        raise Rejected("not valid Unicode text (a lone surrogate)") from None
-    if raw.startswith(_SIGNED2_HEAD):
-        return _open_signed2(raw, method, audience, params, principal, keyring, now, leeway,
-                             replay_store)
-    if not raw.isascii():
-        raise Rejected("contains non-ASCII characters")
+        raise Rejected("contains non-ASCII characters") from None
     parts = raw.split(b".")
     if len(parts) != 4:
         raise Rejected(f"malformed: {len(parts)} dot-separated parts, expected 4")
@@ -283,41 +269,6 @@ def open_token(
     return _check_claims(claims, method, audience, now, leeway, replay_store)
 
 
-def _open_signed2(
-    raw: bytes,
-    method: str,
-    audience: str,
-    params: Mapping[str, Any],
-    principal: str | None,
-    keyring: Keyring,
-    now: float,
-    leeway: float,
-    replay_store: ReplayStore | None,
-) -> Any:
-    """`open_token` of an s2 token (`raw` starts with `s2.`)."""
-    parts = raw.split(b".", 3)  # the claims, last, may hold dots of their own
-    if len(parts) != 4:
-        raise Rejected(f"malformed: {len(parts)} dot-separated parts, expected 4")
-    _, kid, tag, payload = parts
-    if not kid.isascii():
-        raise Rejected("malformed: a key id is ASCII")
-    key = keyring.lookup_token_kid(kid)
-    if key is None:
-        raise Rejected(f"unknown key id {kid[:40].decode('ascii')!r}")
-    try:
-        bound = binding(params, principal)
-    except Exception as exc:  # params the canonical encoding cannot express
-        raise Rejected(f"request params cannot be bound: {exc}") from None
-    mac = key.mac(raw[: len(kid) + 4] + payload + b"\n" + bound).hex().encode()
-    if not (_compare_digest or _load_compare())(mac, tag):
-        raise Rejected(_why_signature_fails(payload, method, audience, encoded=False))
-    try:
-        claims = _claims_decoder.decode(payload)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise Rejected(f"claims do not decode: {exc}") from None
-    return _check_claims(claims, method, audience, now, leeway, replay_store)
-
-
 def _decrypt(key: Key, kid: bytes, nonce_text: bytes, sealed_text: bytes, bound: bytes) -> bytes:
     nonce = _b64decode_strict(nonce_text)
     sealed = _b64decode_strict(sealed_text)
@@ -338,20 +289,14 @@ def _decrypt(key: Key, kid: bytes, nonce_text: bytes, sealed_text: bytes, bound:
         ) from None
 
 
-def _why_signature_fails(
-    claims_text: bytes, method: str, audience: str, *, encoded: bool = True
-) -> str:
-    """Best diagnosis of a bad MAC, from the (unauthenticated) claims: for the log only.
-    `encoded`: the claims are base64url (s1), else the JSON itself (s2)."""
+def _why_signature_fails(claims_text: bytes, method: str, audience: str) -> str:
+    """Best diagnosis of a bad MAC, from the (unauthenticated) claims: for the log only."""
     base = "signature does not verify"
     try:
-        if encoded:
-            claims_text.decode("ascii")
-            if not _B64_TEXT.fullmatch(claims_text):
-                return f"{base}: the token was altered (claims are not base64url)"
-            payload = _unb64(claims_text)
-        else:
-            payload = claims_text
+        claims_text.decode("ascii")
+        if not _B64_TEXT.fullmatch(claims_text):
+            return f"{base}: the token was altered (claims are not base64url)"
+        payload = _unb64(claims_text)
         claims = _claims_decoder.decode(payload)
     except Exception:
         return f"{base}: the token was altered (claims do not decode)"
