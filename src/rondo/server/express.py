@@ -110,15 +110,6 @@ def run_bound(
         return error_response(rid, exc)
     except Exception as exc:
         return _respond(core, rid, tool_failure(core, tool.name, exc))
-    if type(value) is str and tool.signature.output_schema is None:
-        # `tool_result`'s commonest answer, and `_respond`, written out: no two frames more on
-        # every plain call (tests/test_express.py holds this to the general path's bytes)
-        result: dict[str, Any] = {"content": [{"type": "text", "text": value}],
-                                  "resultType": "complete"}
-        meta = core.modern._result_meta
-        if meta is not None:
-            result["_meta"] = meta
-        return {"jsonrpc": "2.0", "id": rid, "result": result}
     try:  # outside the tool's own failure handling, as on the general path
         return _respond(core, rid, tool_result(value, tool.signature))
     except McpError as exc:

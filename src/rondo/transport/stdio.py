@@ -140,9 +140,7 @@ class OutputClosed(BaseException):
     BaseException so that a handler's `except Exception` does not swallow it."""
 
 
-def write_all(
-    fd: int, data: bytes | memoryview, write: Callable[[int, Any], int] = os.write
-) -> None:
+def write_all(fd: int, data: bytes, write: Callable[[int, Any], int] = os.write) -> None:
     """Write every byte, whatever the pipe takes per call. A non-blocking stdout (stdin and
     stdout one socket, as socat or inetd give) is waited on until writable, not spun on."""
     view: bytes | memoryview = data  # a view only for a rest: most lines go in one write
@@ -165,13 +163,7 @@ def _wait_writable(fd: int) -> None:
 
 def _writer(fd: int, write: Callable[[int, Any], int] = os.write) -> Callable[[dict[str, Any]], None]:
     def send(message: dict[str, Any]) -> None:
-        data = _encode(message) + b"\n"
-        try:
-            done = write(fd, data)  # the usual line goes whole in this one write
-        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
-            done = 0  # nothing written: `write_all` meets it again and says what it means
-        if done < len(data):
-            write_all(fd, memoryview(data)[done:] if done else data, write)
+        write_all(fd, _encode(message) + b"\n", write)
 
     return send
 
