@@ -90,7 +90,9 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     if not line.strip():
         return True
     core = server._core or server.core
-    if core.express and b'"tools/call"' in line:
+    # `find`, not `in`: bytes' `in` first tries its operand as an integer, and raises, formats
+    # and drops a TypeError on every line before it searches (about 1.5k instructions).
+    if core.express and line.find(b'"tools/call"') != -1:
         response = (core.typed or core.typed_calls()).answer(line, send)
         if response is not None:
             send(response)
