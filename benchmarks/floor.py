@@ -7,6 +7,12 @@ It decodes the body, looks at the method and tool name, and answers `tools/list`
 legs of `ask_color` (a fixed opaque requestState, nothing sealed, nothing validated). Every
 target's figure is also reported as a fraction of this one, measured in the same run on the same
 server stack: what the framework costs above the bytes.
+
+Its answers to `add` and to both legs are the rondo fixture's, less what sealing adds (held so
+by `tests/test_inprocess_driver.py`): the same question, and the `_meta.serverInfo` the
+2026-07-28 spec says servers SHOULD put on every result. A floor that answered with fewer bytes
+would count their encoding and the client's parse as framework work: on stdio those 70 bytes
+moved the floor itself by about 6% (`benchmarks/README.md`).
 """
 
 from __future__ import annotations
@@ -17,15 +23,17 @@ import msgspec
 
 _decode = msgspec.json.decode
 _encode = msgspec.json.encode
+_INFO = {"io.modelcontextprotocol/serverInfo": {"name": "bench", "version": "1.0.0"}}
 _TOOLS = {"tools": [
     {"name": "add", "inputSchema": {"type": "object", "properties": {
         "a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}},
     {"name": "ask_color", "inputSchema": {"type": "object"}},
-], "resultType": "complete"}
-_ASK = {"resultType": "input_required", "requestState": "floor", "inputRequests": {"color": {
-    "method": "elicitation/create", "params": {"mode": "form", "message": "Which color?",
-                                               "requestedSchema": {"type": "object", "properties": {
-                                                   "color": {"type": "string"}}}}}}}
+], "resultType": "complete", "_meta": _INFO}
+_QUESTION = {"method": "elicitation/create", "params": {
+    "mode": "form", "message": "Which color?", "requestedSchema": {
+        "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}}}
+_ASK = {"resultType": "input_required", "requestState": "floor",
+        "inputRequests": {"color": _QUESTION}, "_meta": _INFO}
 
 
 def answer(body: bytes) -> bytes:
@@ -37,10 +45,11 @@ def answer(body: bytes) -> bytes:
     elif params.get("name") == "add":
         args = params["arguments"]
         result = {"content": [{"type": "text", "text": str(args["a"] + args["b"])}],
-                  "resultType": "complete"}
+                  "resultType": "complete", "_meta": _INFO}
     elif "inputResponses" in params:
         color = params["inputResponses"]["color"]["content"]["color"]
-        result = {"content": [{"type": "text", "text": color}], "resultType": "complete"}
+        result = {"content": [{"type": "text", "text": color}], "resultType": "complete",
+                  "_meta": _INFO}
     else:
         result = _ASK
     return _encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})

@@ -3,6 +3,7 @@ benchmarks/README.md). Functional only: nothing here is timed."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +61,35 @@ def test_the_cold_call_timer_runs_every_piece() -> None:
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 4 and all(line.endswith(" us") for line in lines)
     assert lines[-1].startswith("rondo: the whole answer")
+
+
+def test_the_floor_answers_what_rondo_answers_less_the_sealing() -> None:
+    # The floor's ratio is to count framework work, not a shorter answer: its results must be
+    # rondo's (the same question, the same `_meta.serverInfo`), the requestState's text aside.
+    done = subprocess.run([sys.executable, "-c", FLOOR_AGAINST_RONDO], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    floor, rondo = (json.loads(line) for line in done.stdout.splitlines())
+    assert rondo[1]["requestState"].startswith("s1.") and floor[1]["requestState"] == "floor"
+    for leg in (floor[1], rondo[1]):
+        del leg["requestState"]
+    assert floor == rondo
+    assert rondo[0]["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "bench",
+                                                                        "version": "1.0.0"}
+
+
+FLOOR_AGAINST_RONDO = """
+import asyncio, json, logging, sys
+sys.path.insert(0, "benchmarks")
+logging.disable(logging.WARNING)
+import inprocess
+for which in ("floor", "rondo"):
+    app = inprocess.load(which)
+    async def answers():
+        add = json.loads(await inprocess.call(app, "add", inprocess.ADD))["result"]
+        leg1 = json.loads(await inprocess.call(app, "ask_color", inprocess.LEG1))["result"]
+        body = inprocess.leg2_body("color", leg1["requestState"])
+        leg2 = json.loads(await inprocess.call(app, "ask_color", body))["result"]
+        return [add, leg1, leg2]
+    print(json.dumps(asyncio.run(answers())))
+"""
