@@ -96,6 +96,11 @@ class Measured:
     stdio_rps: float | None = None
     stdio_median: float | None = None
     stdio_runs: list[float] = field(default_factory=list)
+    # Server CPU (user + system) per request or flow, median run: steadier than throughput on
+    # a shared machine, since time spent waiting for the CPU is not counted.
+    http_cpu_us: float | None = None
+    mrtr_cpu_us: float | None = None
+    stdio_cpu_us: float | None = None
     cold_start_ms: float | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -163,6 +168,23 @@ def proc_status(pid: int, key: str) -> float | None:
     except OSError:
         return None
     return None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU a process has used so far (clock ticks, 10 ms here), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per(used: tuple[float | None, float | None], count: float) -> float | None:
+    """Microseconds of server CPU per request (or flow) between two `cpu_seconds` readings."""
+    before, after = used
+    if before is None or after is None or not count:
+        return None
+    return (after - before) / count * 1e6
 
 
 def stop(proc: subprocess.Popen[Any]) -> None:
@@ -252,6 +274,8 @@ def wrk_numbers(output: str) -> dict[str, float]:
     found: dict[str, float] = {}
     if m := re.search(r"Requests/sec:\s+([\d.]+)", output):
         found["rps"] = float(m.group(1))
+    if m := re.search(r"(\d+) requests in", output):
+        found["requests"] = float(m.group(1))
     for pct in ("50", "99"):
         if m := re.search(rf"^\s+{pct}%\s+(\S+)", output, re.M):
             found[f"p{pct}"] = parse_ms(m.group(1))
@@ -327,13 +351,22 @@ def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, 
             rss = proc_status(server.proc.pid, "VmRSS")
             if rss is not None:
                 idle[name].append(rss)
+            pid = server.proc.pid
             wrk("post.lua", server.port, add_env, args, args.warmup)
-            add_runs[name].append(wrk_numbers(wrk("post.lua", server.port, add_env, args,
-                                                  args.duration)))
+            before = cpu_seconds(pid)
+            numbers = wrk_numbers(wrk("post.lua", server.port, add_env, args, args.duration))
+            used = cpu_per((before, cpu_seconds(pid)), numbers.get("requests", 0))
+            if used is not None:
+                numbers["cpu_us"] = used
+            add_runs[name].append(numbers)
             if not args.skip_mrtr:
                 wrk("mrtr.lua", server.port, mrtr_env, args, args.warmup)
-                mrtr_runs[name].append(wrk_numbers(wrk("mrtr.lua", server.port, mrtr_env, args,
-                                                       args.duration)))
+                before = cpu_seconds(pid)
+                numbers = wrk_numbers(wrk("mrtr.lua", server.port, mrtr_env, args, args.duration))
+                used = cpu_per((before, cpu_seconds(pid)), numbers.get("flows", 0))
+                if used is not None:
+                    numbers["cpu_us"] = used
+                mrtr_runs[name].append(numbers)
             hwm = proc_status(server.proc.pid, "VmHWM")
             if hwm is not None:
                 peak[name].append(hwm)
@@ -351,6 +384,7 @@ def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, 
             out.http_p50_ms, out.http_p99_ms = best.get("p50"), best.get("p99")
             out.http_bad = int(sum(r.get("bad_responses", 0) + r["non2xx"]
                                    + r["socket_errors"] for r in runs))
+            out.http_cpu_us = median_of(r.get("cpu_us") for r in runs)
         flows = [r for r in mrtr_runs[name] if r.get("duration_us")]
         if flows:
             rates = [r.get("flows", 0) / (r["duration_us"] / 1e6) for r in flows]
@@ -358,6 +392,7 @@ def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, 
             out.mrtr_median = statistics.median(rates)
             out.mrtr_bad = int(sum(r.get("bad", 0) + r["non2xx"] + r["socket_errors"]
                                    for r in mrtr_runs[name]))
+            out.mrtr_cpu_us = median_of(r.get("cpu_us") for r in flows)
         if idle[name]:
             out.rss_idle_mb = statistics.median(idle[name])
         if peak[name]:
@@ -418,6 +453,7 @@ def measure_stdio(names: list[str], args: argparse.Namespace, results: dict[str,
     to a third from one start to the next on this machine (where its code and data land), so
     the median over fresh processes says more than any number of runs of one."""
     rates: dict[str, list[float]] = {}
+    cpu: dict[str, list[float | None]] = {}
     # Each run lasts `--stdio-seconds` (whole batches of 100 calls): a fixed count would last
     # 0.07 s on the fast targets, short enough for one spell of load to decide it.
     sentinel = 987654321
@@ -430,6 +466,7 @@ def measure_stdio(names: list[str], args: argparse.Namespace, results: dict[str,
                 server.send(add_line(i))
                 server.answer(i)
             first = rid = 1000
+            cpu_before = cpu_seconds(server.proc.pid)
             began = time.perf_counter()
             deadline = began + args.stdio_seconds
             while True:
@@ -442,6 +479,8 @@ def measure_stdio(names: list[str], args: argparse.Namespace, results: dict[str,
                 if time.perf_counter() >= deadline:
                     break
             rates.setdefault(name, []).append((rid - first) / (time.perf_counter() - began))
+            cpu.setdefault(name, []).append(
+                cpu_per((cpu_before, cpu_seconds(server.proc.pid)), rid - first))
             if answer["result"]["content"][0]["text"] != "3":
                 raise RuntimeError(f"stdio `add` answered wrongly: {answer}")
         finally:
@@ -452,6 +491,7 @@ def measure_stdio(names: list[str], args: argparse.Namespace, results: dict[str,
         results[name].stdio_runs = runs
         results[name].stdio_rps = max(runs)
         results[name].stdio_median = statistics.median(runs)
+        results[name].stdio_cpu_us = median_of(cpu.get(name, ()))
 
 
 def measure_cold_start(
@@ -534,6 +574,11 @@ def ratio(a: float | None, b: float | None, higher_is_better: bool = True) -> st
     return f"{(a / b if higher_is_better else b / a):.2f}x"
 
 
+def median_of(values: Any) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
 def cost(plain: float | None, traced: float | None, higher_is_better: bool = True) -> str:
     """How much worse the traced figure is, in percent of the plain one (negative: better)."""
     if not plain or not traced:
@@ -553,8 +598,11 @@ ROWS: list[tuple[str, str, int, bool, str]] = [
      "rondo ≥ 0.75x floor, ≥ 5x mcp"),
     ("HTTP MRTR `ask_color` flows/s, median run", "mrtr_median", 0, True, "the same"),
     ("HTTP MRTR bad responses", "mrtr_bad", 0, False, "0"),
+    ("HTTP `add` server CPU per request (us), median run", "http_cpu_us", 1, False, ""),
+    ("HTTP MRTR server CPU per flow (us), median run", "mrtr_cpu_us", 1, False, ""),
     ("stdio `add` requests/s, best run", "stdio_rps", 0, True, "rondo ≥ 0.95x floor"),
     ("stdio `add` requests/s, median run", "stdio_median", 0, True, "the same"),
+    ("stdio `add` server CPU per request (us), median run", "stdio_cpu_us", 1, False, ""),
     ("cold start, stdio, median (ms)", "cold_start_ms", 0, False, "rondo ≤ 100 ms"),
     ("RSS idle, HTTP (MB)", "rss_idle_mb", 1, False, ""),
     ("peak RSS after HTTP load (MB)", "rss_peak_mb", 1, False, "rondo ≤ 40 MB"),
