@@ -332,6 +332,19 @@ def interleaved(
                 print(f"  {name}: {step} failed: {exc}", flush=True)
 
 
+def measured_wrk(
+    server: HttpServer, script: str, env: dict[str, str], args: argparse.Namespace, counted: str
+) -> dict[str, float]:
+    """One measured wrk run's numbers, with the server CPU it took per `counted` (requests or
+    flows) as `cpu_us`."""
+    before = cpu_seconds(server.proc.pid)
+    numbers = wrk_numbers(wrk(script, server.port, env, args, args.duration))
+    used = cpu_per((before, cpu_seconds(server.proc.pid)), numbers.get(counted, 0))
+    if used is not None:
+        numbers["cpu_us"] = used
+    return numbers
+
+
 def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, Measured]) -> None:
     """Every round starts each target's server afresh (then warms it up, measures `add`, warms
     up and measures the MRTR flow, and stops it): one process of the same code can run a third
@@ -351,22 +364,11 @@ def measure_http(names: list[str], args: argparse.Namespace, results: dict[str, 
             rss = proc_status(server.proc.pid, "VmRSS")
             if rss is not None:
                 idle[name].append(rss)
-            pid = server.proc.pid
             wrk("post.lua", server.port, add_env, args, args.warmup)
-            before = cpu_seconds(pid)
-            numbers = wrk_numbers(wrk("post.lua", server.port, add_env, args, args.duration))
-            used = cpu_per((before, cpu_seconds(pid)), numbers.get("requests", 0))
-            if used is not None:
-                numbers["cpu_us"] = used
-            add_runs[name].append(numbers)
+            add_runs[name].append(measured_wrk(server, "post.lua", add_env, args, "requests"))
             if not args.skip_mrtr:
                 wrk("mrtr.lua", server.port, mrtr_env, args, args.warmup)
-                before = cpu_seconds(pid)
-                numbers = wrk_numbers(wrk("mrtr.lua", server.port, mrtr_env, args, args.duration))
-                used = cpu_per((before, cpu_seconds(pid)), numbers.get("flows", 0))
-                if used is not None:
-                    numbers["cpu_us"] = used
-                mrtr_runs[name].append(numbers)
+                mrtr_runs[name].append(measured_wrk(server, "mrtr.lua", mrtr_env, args, "flows"))
             hwm = proc_status(server.proc.pid, "VmHWM")
             if hwm is not None:
                 peak[name].append(hwm)
