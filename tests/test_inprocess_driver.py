@@ -93,3 +93,39 @@ for which in ("floor", "rondo"):
         return [add, leg1, leg2]
     print(json.dumps(asyncio.run(answers())))
 """
+
+
+def test_the_clear_state_fixture_answers_as_rondo_with_its_state_in_plain_json() -> None:
+    # benchmarks/legs.py subtracts it from rondo to price sealing and opening: it must answer
+    # both legs as rondo does, its state being the envelope's own JSON, unsigned.
+    done = subprocess.run([sys.executable, "-c", CLEAR_AGAINST_RONDO], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    clear, rondo = (json.loads(line) for line in done.stdout.splitlines())
+    state = json.loads(clear[0]["requestState"])
+    assert set(state) == {"q"} and set(state["q"]) == {"color"}  # the question's digest
+    assert rondo[0]["requestState"].startswith("s1.")
+    for leg in (clear[0], rondo[0]):
+        del leg["requestState"]
+    assert clear == rondo
+    assert clear[1]["content"] == [{"type": "text", "text": "blue"}]
+
+
+CLEAR_AGAINST_RONDO = """
+import asyncio, json, logging, sys
+sys.path.insert(0, "benchmarks")
+logging.disable(logging.WARNING)
+import inprocess, server
+import server_clear_state  # puts its ClearState on the fixture's server
+from rondo.state import StatePolicy
+from rondo.transport.http import HttpApp
+app = HttpApp(server.server)
+async def answers():
+    leg1 = json.loads(await inprocess.call(app, "ask_color", inprocess.LEG1))["result"]
+    body = inprocess.leg2_body("color", leg1["requestState"])
+    leg2 = json.loads(await inprocess.call(app, "ask_color", body))["result"]
+    return [leg1, leg2]
+print(json.dumps(asyncio.run(answers())))
+server.server.state_policy = StatePolicy()  # rondo as served: sealed
+print(json.dumps(asyncio.run(answers())))
+"""

@@ -1,7 +1,8 @@
 -- One fixed JSON-RPC POST, repeated. Body and headers come from the environment:
 --   WRK_BODY     the request body
 --   WRK_HEADERS  "Name: value" lines
--- Counts responses that are not HTTP 200 with a complete, non-error result ("bad_responses").
+--   WRK_RESULT   the resultType every answer must have (default "complete")
+-- Counts responses that are not HTTP 200 with that resultType and no error ("bad_responses").
 wrk.method = "POST"
 wrk.body = os.getenv("WRK_BODY")
 for line in string.gmatch(os.getenv("WRK_HEADERS") or "", "[^\n]+") do
@@ -9,6 +10,7 @@ for line in string.gmatch(os.getenv("WRK_HEADERS") or "", "[^\n]+") do
   if name then wrk.headers[name] = value end
 end
 
+local result_type = '"resultType"%s*:%s*"' .. (os.getenv("WRK_RESULT") or "complete") .. '"'
 local threads = {}
 
 function setup(thread)
@@ -21,7 +23,7 @@ end
 
 function response(status, headers, body)
   if status ~= 200
-    or not string.find(body, '"resultType"%s*:%s*"complete"')
+    or not string.find(body, result_type)
     or string.find(body, '"isError"%s*:%s*true') then
     bad = bad + 1
   end
