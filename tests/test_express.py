@@ -384,7 +384,8 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
 # -- HTTP: the routing and version shortcuts answer as the checks in order would --------------
 
 def expected_refusal(headers: dict[bytes, list[bytes]], params: dict[str, Any]) -> str | None:
-    """The reference model: the transport's checks, in order, without any shortcut."""
+    """The reference model: the transport's checks, in order, without any shortcut, then the
+    tool's lookup."""
     from rondo.transport.http import _check_header, _check_routing
     from rondo.wire.envelope import check_version, envelope
     from rondo.wire.errors import McpError
@@ -396,6 +397,8 @@ def expected_refusal(headers: dict[bytes, list[bytes]], params: dict[str, Any]) 
         check_version(env)
     except McpError as exc:
         return exc.message
+    if params["name"] not in SERVER.tools:  # then the call itself: "ADD" is no tool of SERVER
+        return f"Unknown tool: {params['name']}"
     return None
 
 
