@@ -54,6 +54,11 @@ for line in sys.stdin:
         answer(rid)
     elif mode == "exit-after-one":
         answer(rid); sys.exit(0)
+    elif mode == "close-stdin-then-exit":
+        os.close(0)  # the next write fails at once, while the process is still alive...
+        answer(rid)
+        time.sleep(0.2)  # ...and it exits only after that failure
+        sys.exit(3)
     elif mode == "close-stdin-after-one":
         os.close(0)  # before answering, so the client's next write finds no reader
         answer(rid)
@@ -142,6 +147,13 @@ def test_a_raising_notification_callback_does_not_break_the_client(server) -> No
 def test_the_server_exiting_mid_session_fails_the_next_request(server) -> None:
     target, _ = server("exit-after-one")
     with pytest.raises(TransportError, match="exited"):
+        run(list_twice(target))
+
+
+def test_a_write_that_fails_because_the_server_is_exiting_says_it_exited(server) -> None:
+    # The write fails before the reader sees stdout end: the error still names the exit.
+    target, _ = server("close-stdin-then-exit")
+    with pytest.raises(TransportError, match=r"exited \(code 3\)"):
         run(list_twice(target))
 
 

@@ -15,6 +15,9 @@ DEFAULT_MAX_SERVER_REQUESTS = 32
 DEFAULT_MAX_INPUT_REQUESTS = 64
 # How long close() waits for handlers still answering server requests.
 CLOSE_GRACE = 2.0
+# After a write to a stdio server fails: how long a dying server has to be reaped, so the error
+# says it exited (and its code) rather than only that its stdin is closed.
+EXIT_GRACE = 0.5
 
 log = logging.getLogger("rondo.client")
 

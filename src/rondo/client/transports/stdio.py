@@ -20,6 +20,7 @@ from rondo.client.errors import ProtocolError, TransportError
 from rondo.client.limits import (
     CLOSE_GRACE,
     DEFAULT_MAX_SERVER_REQUESTS,
+    EXIT_GRACE,
     ServerRequestGate,
     callback_failure,
 )
@@ -110,6 +111,10 @@ class StdioTransport:
             raise
         finally:
             self._pending.pop(rid, None)
+            if future.done() and not future.cancelled():
+                # After a failed write the reader may fail this future too (the server's exit):
+                # the write's error is the one raised, so this one counts as seen.
+                future.exception()
             self._remember(rid)
 
     async def after_handshake(self) -> None:
@@ -166,7 +171,16 @@ class StdioTransport:
                 proc.stdin.write(data)
                 await proc.stdin.drain()
             except (BrokenPipeError, ConnectionResetError) as exc:
-                raise TransportError(f"server process closed its stdin: {exc}") from exc
+                raise await self._write_failure(proc, exc) from exc
+
+    async def _write_failure(self, proc: Any, exc: Exception) -> TransportError:
+        """Why a write failed. A server that exits closes its stdin too, and the write can
+        find that out before the reader sees its stdout end: then say it exited, as the reader
+        would, and not only that its stdin is closed."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            code = await asyncio.wait_for(proc.wait(), EXIT_GRACE)
+            return TransportError(f"server process exited (code {code}) before answering")
+        return TransportError(f"server process closed its stdin: {exc}")
 
     def _remember(self, rid: Any) -> None:
         self._recent.append(rid)
