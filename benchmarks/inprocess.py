@@ -2,12 +2,16 @@
 
     .venv/bin/python benchmarks/inprocess.py rondo add 3000          # microseconds per op
     .venv/bin/python benchmarks/inprocess.py rondo leg1 3000 --profile
+    .venv/bin/python benchmarks/inprocess.py rondo leg2 3000 --protocol
     bash benchmarks/instructions.sh rondo leg2                       # callgrind, instructions per op
 
 Targets: `floor` (benchmarks/floor.py) and `rondo` (benchmarks/server.py). Paths: `add` and the
 two MRTR legs through the ASGI app (`leg1` gets the input_required, `leg2` answers it with a
 sealed state made once beforehand, `flow` does both), `stdio` is `add` through the stdio
-transport's synchronous front. Wall-clock figures here have hot caches and say little about a
+transport's synchronous front. `--protocol` sends the HTTP paths as request bytes through the
+uvicorn protocol each target is served with (the floor: plain uvicorn's httptools protocol, as
+`uvicorn.run` builds it; rondo: `serve()`'s) on a stand-in transport, so the parsing, the
+response writing and whatever code a request touches on the way count too. Wall-clock figures here have hot caches and say little about a
 real server; the instruction counts are what before/after comparisons on this shared machine
 use (`benchmarks/README.md`).
 """
@@ -78,6 +82,67 @@ async def call(app: Any, name: str, data: bytes) -> bytes:
     return b"".join(sent)
 
 
+class Transport:
+    """A stand-in for the socket's transport: keeps what the protocol writes."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(bytes(data))
+
+    def writelines(self, data: Any) -> None:
+        self.written.append(b"".join(data))
+
+    def close(self) -> None:
+        pass
+
+    abort = pause_reading = resume_reading = close
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
+
+
+def protocol_caller(which: str, app: Any) -> Any:
+    """`call`, but through the HTTP protocol `which` is served with, from request bytes."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    options: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
+    cls: Any
+    if which == "floor":  # benchmarks/floor.py: uvicorn.run with uvicorn's defaults
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+        cls = HttpToolsProtocol
+    else:  # rondo.transport.http.serve's protocol and options
+        from rondo.transport.limits import HttpLimits, guarded_protocol, uvicorn_options
+
+        cls = guarded_protocol("httptools", HttpLimits())
+        options.update(uvicorn_options(HttpLimits()), proxy_headers=False, server_header=False,
+                       date_header=False)
+    config = uvicorn.Config(app, **options)
+    config.load()
+    protocol: Any = cls(config=config, server_state=ServerState(), app_state={},
+                   _loop=asyncio.get_running_loop())
+    transport = Transport()
+    protocol.connection_made(transport)
+
+    async def call_bytes(_: Any, name: str, data: bytes) -> bytes:
+        head = b"".join(b"%s: %s\r\n" % pair for pair in scope(name)["headers"])
+        raw = b"POST /mcp HTTP/1.1\r\n%scontent-length: %d\r\n\r\n%s" % (head, len(data), data)
+        transport.written.clear()
+        before = protocol.cycle
+        protocol.data_received(raw)
+        while protocol.cycle is before or not protocol.cycle.response_complete:
+            await asyncio.sleep(0)  # a request that became a task (every one, on plain uvicorn)
+        return b"".join(transport.written).partition(b"\r\n\r\n")[2]
+
+    return call_bytes
+
+
 def load(which: str) -> Any:
     if which == "floor":
         import floor
@@ -90,27 +155,28 @@ def load(which: str) -> Any:
     return HttpApp(server.server)
 
 
-async def run(which: str, path: str, n: int, profile: bool) -> None:
+async def run(which: str, path: str, n: int, profile: bool, through_protocol: bool = False) -> None:
     app = load(which)
+    ask = protocol_caller(which, app) if through_protocol else call
     retry: dict[str, bytes] = {}
 
     async def add() -> None:
-        assert b'"3"' in await call(app, "add", ADD)
+        assert b'"3"' in await ask(app, "add", ADD)
 
     async def leg1() -> dict[str, Any]:
-        result: dict[str, Any] = json.loads(await call(app, "ask_color", LEG1))["result"]
+        result: dict[str, Any] = json.loads(await ask(app, "ask_color", LEG1))["result"]
         return result
 
     async def leg2() -> None:
         if "body" not in retry:
             first = await leg1()
             retry["body"] = leg2_body(next(iter(first["inputRequests"])), first.get("requestState"))
-        assert b"blue" in await call(app, "ask_color", retry["body"])
+        assert b"blue" in await ask(app, "ask_color", retry["body"])
 
     async def flow() -> None:
         first = await leg1()
         answer = leg2_body(next(iter(first["inputRequests"])), first.get("requestState"))
-        assert b"blue" in await call(app, "ask_color", answer)
+        assert b"blue" in await ask(app, "ask_color", answer)
 
     fn = {"add": add, "leg1": leg1, "leg2": leg2, "flow": flow}[path]
     for _ in range(200):
@@ -132,7 +198,8 @@ async def run(which: str, path: str, n: int, profile: bool) -> None:
 
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
-    print(f"{which} {path}: {best:.1f} us per op (best of 5 x {n}, hot caches)")
+    how = ", through the protocol" if through_protocol else ""
+    print(f"{which} {path}: {best:.1f} us per op (best of 5 x {n}, hot caches{how})")
 
 
 def stdio(which: str, n: int) -> None:
@@ -168,7 +235,8 @@ def stdio(which: str, n: int) -> None:
 
 def main(argv: list[str]) -> None:
     if len(argv) < 3 or argv[0] not in ("floor", "rondo"):
-        raise SystemExit("usage: inprocess.py floor|rondo add|leg1|leg2|flow|stdio N [--profile]")
+        raise SystemExit(
+            "usage: inprocess.py floor|rondo add|leg1|leg2|flow|stdio N [--profile] [--protocol]")
     which, path, n = argv[0], argv[1], int(argv[2])
     if path == "stdio":
         stdio(which, n)
@@ -179,7 +247,7 @@ def main(argv: list[str]) -> None:
         uvloop.install()
     except ImportError:
         pass
-    asyncio.run(run(which, path, n, "--profile" in argv))
+    asyncio.run(run(which, path, n, "--profile" in argv, "--protocol" in argv))
 
 
 if __name__ == "__main__":

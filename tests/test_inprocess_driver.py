@@ -25,6 +25,26 @@ def test_the_in_process_driver_answers_every_path(which: str, path: str) -> None
     assert f"{which} {path}:" in done.stdout and "us per op" in done.stdout
 
 
+@pytest.mark.parametrize("which", ["floor", "rondo"])
+@pytest.mark.parametrize("path", ["add", "flow"])
+def test_the_driver_sends_the_http_paths_through_each_targets_protocol(which: str, path: str) -> None:
+    done = subprocess.run([sys.executable, "benchmarks/inprocess.py", which, path, "3", "--protocol"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{which} {path}:" in done.stdout and "through the protocol" in done.stdout
+
+
+def test_a_wrong_answer_through_the_protocol_fails_the_driver(tmp_path: Path) -> None:
+    # The answer checked is the body the protocol wrote: a wrong add fails there too.
+    (tmp_path / "server.py").write_text(
+        "import rondo\nserver = rondo.Server('x', '1', warn_undocumented=False)\n"
+        "@server.tool\ndef add(a: int, b: int) -> str:\n    return str(a - b)\n")
+    (tmp_path / "inprocess.py").write_text((ROOT / "benchmarks/inprocess.py").read_text())
+    done = subprocess.run([sys.executable, str(tmp_path / "inprocess.py"), "rondo", "add", "3",
+                           "--protocol"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "AssertionError" in done.stderr
+
+
 def test_a_wrong_answer_fails_the_driver(tmp_path: Path) -> None:
     # The driver checks every answer: a fixture whose add is wrong makes it fail.
     (tmp_path / "server.py").write_text(
