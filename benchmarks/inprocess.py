@@ -118,11 +118,11 @@ def protocol_caller(which: str, app: Any) -> Any:
 
         cls = HttpToolsProtocol
     else:  # rondo.transport.http.serve's protocol and options
+        from rondo.transport.http import SERVE_OPTIONS
         from rondo.transport.limits import HttpLimits, guarded_protocol, uvicorn_options
 
         cls = guarded_protocol("httptools", HttpLimits())
-        options.update(uvicorn_options(HttpLimits()), proxy_headers=False, server_header=False,
-                       date_header=False)
+        options.update(SERVE_OPTIONS, **uvicorn_options(HttpLimits()))
     config = uvicorn.Config(app, **options)
     config.load()
     protocol: Any = cls(config=config, server_state=ServerState(), app_state={},

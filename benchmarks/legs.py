@@ -41,8 +41,7 @@ PATHS = ("add", "leg1", "leg2")
 def bodies(port: int) -> dict[str, tuple[str, str, dict[str, Any]]]:
     """Per path: the tool (for Mcp-Name), the resultType its answers must have, the message."""
     first = {"name": "ask_color", "arguments": {}}
-    leg1 = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {**first, "_meta": run.meta(run.ELICIT_CAPS)}}
+    leg1 = run.request(1, "tools/call", first, run.ELICIT_CAPS)
     answer = run.post(port, leg1, "ask_color")["result"]
     if answer.get("resultType") != "input_required":
         raise RuntimeError(f"leg 1 did not ask: {answer}")
@@ -50,16 +49,15 @@ def bodies(port: int) -> dict[str, tuple[str, str, dict[str, Any]]]:
         next(iter(answer["inputRequests"])): {"action": "accept", "content": {"color": "blue"}}}}
     if "requestState" in answer:
         params["requestState"] = answer["requestState"]
-    leg2 = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {**params, "_meta": run.meta(run.ELICIT_CAPS)}}
+    leg2 = run.request(2, "tools/call", params, run.ELICIT_CAPS)
     return {"add": ("add", "complete", run.request(1, "tools/call", run.ADD_PARAMS)),
             "leg1": ("ask_color", "input_required", leg1),
             "leg2": ("ask_color", "complete", leg2)}
 
 
 def wrk_env(tool: str, result_type: str, message: dict[str, Any]) -> dict[str, str]:
-    headers = "\n".join(f"{k}: {v}" for k, v in run.http_headers("tools/call", tool).items())
-    return {"WRK_BODY": json.dumps(message), "WRK_HEADERS": headers, "WRK_RESULT": result_type}
+    return {"WRK_BODY": json.dumps(message), "WRK_HEADERS": run.wrk_headers(tool),
+            "WRK_RESULT": result_type}
 
 
 def one_round(target: Target, args: argparse.Namespace) -> dict[str, tuple[float, float]]:

@@ -115,12 +115,15 @@ def meta(capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     }
 
 
-def request(id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def request(
+    id: int, method: str, params: dict[str, Any] | None = None,
+    capabilities: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": id,
         "method": method,
-        "params": {**(params or {}), "_meta": meta()},
+        "params": {**(params or {}), "_meta": meta(capabilities)},
     }
 
 
@@ -228,14 +231,16 @@ def wait_http_ready(port: int, proc: subprocess.Popen[Any], timeout: float = 60)
 # -- HTTP with wrk ---------------------------------------------------------------------------
 
 
+def wrk_headers(tool: str) -> str:
+    """`WRK_HEADERS` for a `tools/call` of `tool`: one "Name: value" line per header."""
+    return "\n".join(f"{k}: {v}" for k, v in http_headers("tools/call", tool).items())
+
+
 def wrk_envs() -> tuple[dict[str, str], dict[str, str]]:
     """The wrk environments of the `add` load (post.lua) and of the MRTR flow (mrtr.lua)."""
-    def headers(tool: str) -> str:
-        return "\n".join(f"{k}: {v}" for k, v in http_headers("tools/call", tool).items())
-
     return ({"WRK_BODY": json.dumps(request(1, "tools/call", ADD_PARAMS)),
-             "WRK_HEADERS": headers("add")},
-            {"WRK_META": json.dumps(meta(ELICIT_CAPS)), "WRK_HEADERS": headers("ask_color")})
+             "WRK_HEADERS": wrk_headers("add")},
+            {"WRK_META": json.dumps(meta(ELICIT_CAPS)), "WRK_HEADERS": wrk_headers("ask_color")})
 
 
 def wrk(

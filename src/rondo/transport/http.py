@@ -626,6 +626,12 @@ def _is_loopback(host: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1", "[::1]") or host.startswith("127.")
 
 
+# The uvicorn options `serve()` always sets: no access log, no proxy-header rewriting, no
+# `server` or `date` header (benchmarks/inprocess.py builds the same protocol from them).
+SERVE_OPTIONS: dict[str, Any] = {"access_log": False, "proxy_headers": False,
+                                 "server_header": False, "date_header": False}
+
+
 def serve(
     server: Server,
     *,
@@ -651,8 +657,7 @@ def serve(
         )
     app = HttpApp(server, **options)
     config: dict[str, Any] = {"host": host, "port": port, "log_level": log_level,
-                              "access_log": False, "lifespan": "on", "proxy_headers": False,
-                              "server_header": False, "date_header": False,
+                              "lifespan": "on", **SERVE_OPTIONS,
                               # Open SSE streams (legacy GET streams, listen) never end on their
                               # own: cancel them shortly after a shutdown signal instead of waiting.
                               "timeout_graceful_shutdown": 2}
