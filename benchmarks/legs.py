@@ -10,12 +10,15 @@ in `run.py` (server on CPU 0, wrk on CPU 1), and loads it with one fixed request
 
   floor        benchmarks/floor.py: the same answers, no checks, nothing sealed
   rondo        benchmarks/server.py
+  floor-sealed benchmarks/floor_sealed.py: the floor plus rondo's token codec (sealed on leg 1,
+               opened and verified on leg 2), no other MCP work
   rondo-clear  benchmarks/server_clear_state.py: rondo with its state carried as plain JSON,
                unsigned (never deployable): rondo less the sealing and opening
 
 The figure is the server's user + system CPU over the measured run divided by the requests wrk
-counted (`/proc/PID/stat`), the median round; requests/s beside it. rondo less rondo-clear is
-what sealing and opening cost; rondo-clear less the floor is every other MCP cost of a leg.
+counted (`/proc/PID/stat`), the median round; requests/s beside it. floor-sealed less the floor
+is what the codec costs alone; rondo less rondo-clear is what sealing and opening cost in rondo;
+rondo-clear less the floor is every other MCP cost of a leg.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from run import HERE, ROOT, Target
 TARGETS = {
     "floor": run.TARGETS["floor"],
     "rondo": run.TARGETS["rondo"],
+    "floor-sealed": Target("floor-sealed", "floor, state sealed", ROOT / ".venv/bin/python",
+                           HERE / "floor_sealed.py"),
     "rondo-clear": Target("rondo-clear", "rondo, state in clear", ROOT / ".venv/bin/python",
                           HERE / "server_clear_state.py"),
 }

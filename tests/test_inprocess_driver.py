@@ -149,3 +149,34 @@ print(json.dumps(asyncio.run(answers())))
 server.server.state_policy = StatePolicy()  # rondo as served: sealed
 print(json.dumps(asyncio.run(answers())))
 """
+
+
+def test_the_sealed_floor_seals_and_verifies_its_state() -> None:
+    # legs.py and server_instructions.sh price the codec by it: its leg 1 must carry a real
+    # token, its leg 2 must verify it, and a token for other params must be refused.
+    done = subprocess.run([sys.executable, "-c", SEALED_FLOOR], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["s1.", "blue", "Rejected"]
+
+
+SEALED_FLOOR = """
+import json, sys
+sys.path.insert(0, "benchmarks")
+import floor_sealed
+from rondo.state.codec import Rejected
+def call(params):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return json.loads(floor_sealed.answer(json.dumps(body).encode()))["result"]
+leg1 = call({"name": "ask_color", "arguments": {}})
+token = leg1["requestState"]
+print(token[:3])
+answer = {"color": {"action": "accept", "content": {"color": "blue"}}}
+leg2 = call({"name": "ask_color", "arguments": {}, "inputResponses": answer, "requestState": token})
+print(leg2["content"][0]["text"])
+try:
+    call({"name": "ask_color", "arguments": {"x": 1}, "inputResponses": answer,
+          "requestState": token})
+except Rejected:
+    print("Rejected")
+"""
