@@ -91,11 +91,16 @@ def stdio() -> None:
             os.write(1, out)
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["stdio"]:
+def main(argv: list[str]) -> None:
+    """`stdio`, or `http PORT`: plain uvicorn with uvloop and httptools."""
+    if argv[:1] == ["stdio"]:
         stdio()
     else:
         import uvicorn
 
-        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning",
+        uvicorn.run(app, host="127.0.0.1", port=int(argv[1]), log_level="warning",
                     access_log=False, loop="uvloop", http="httptools", lifespan="on")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

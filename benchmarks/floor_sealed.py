@@ -50,10 +50,4 @@ _floor_answer = floor.answer
 floor.answer = answer  # floor.app and floor.stdio look it up at each call
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["stdio"]:
-        floor.stdio()
-    else:
-        import uvicorn
-
-        uvicorn.run(floor.app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning",
-                    access_log=False, loop="uvloop", http="httptools", lifespan="on")
+    floor.main(sys.argv[1:])
