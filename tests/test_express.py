@@ -485,3 +485,32 @@ def test_http_header_and_body_answers_follow_the_full_checks(
     status, _ = asyncio.run(asgi(app, data, headers))
     expected = expected_http_refusal(app, headers, data)
     assert status == (200 if expected is None else expected), (status, expected)
+
+
+@pytest.mark.parametrize("info", [True, False])
+def test_a_text_result_shaped_by_the_lane_is_the_general_paths_bytes(info: bool) -> None:
+    """`run_bound` builds a `str` result itself: the same keys, in the same order, with or
+    without the serverInfo `_meta`; a tool with an output schema still goes through
+    `tool_result` (structuredContent)."""
+    server = rondo.Server("shaped", server_info_in_results=info)
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool
+    def count(text: str) -> int:
+        return len(text)
+
+    for name, want in (("echo", "hi"), ("count", 2)):
+        message = request({"name": name, "arguments": {"text": "hi"}, "_meta": meta()})
+        fast, slow = over_http(server, message, True), over_http(server, message, False)
+        assert fast == slow
+        result = msgspec.json.decode(fast[1])["result"]
+        assert ("_meta" in result) is info
+        if name == "echo":
+            assert list(result) == ["content", "resultType", *(["_meta"] if info else [])]
+            assert result["content"] == [{"type": "text", "text": want}]
+        else:
+            assert result["structuredContent"] == want
+        assert stdio(server, message, True) == stdio(server, message, False)
