@@ -646,7 +646,27 @@ def table(results: dict[str, Measured]) -> str:
     return "\n".join(lines)
 
 
-def machine(load: tuple[float, float, float]) -> str:
+def cpu_ticks(stat: str | None = None) -> tuple[int, int] | None:
+    """(stolen, all) CPU ticks of the whole machine so far, from the first line of /proc/stat
+    (`steal` is time the hypervisor gave this VM's CPUs to someone else); None off Linux."""
+    try:
+        line = (stat if stat is not None else Path("/proc/stat").read_text()).splitlines()[0]
+        fields = [int(x) for x in line.split()[1:]]
+    except (OSError, IndexError, ValueError):
+        return None
+    if len(fields) < 8:
+        return None
+    return fields[7], sum(fields[:8])  # user..steal; guest time is already inside user
+
+
+def stolen_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of the machine's CPU time stolen between two `cpu_ticks` readings."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
+def machine(load: tuple[float, float, float], stolen: float | None = None) -> str:
     cpu = "unknown CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -656,14 +676,18 @@ def machine(load: tuple[float, float, float]) -> str:
     except OSError:
         pass
     before = ", ".join(f"{x:.2f}" for x in load)
+    # Stolen time is the one sign, from inside a VM, that its neighbours took the cores: a run
+    # with a few percent of it reads slower and noisier than a quiet one, whatever the code.
+    steal = "" if stolen is None else f"; CPU time stolen by the hypervisor during the run: {stolen:.1%}"
     return (
         f"{os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}; "
-        f"load average before the run (other jobs): {before}"
+        f"load average before the run (other jobs): {before}{steal}"
     )
 
 
 def report(
-    results: dict[str, Measured], args: argparse.Namespace, load: tuple[float, float, float]
+    results: dict[str, Measured], args: argparse.Namespace, load: tuple[float, float, float],
+    stolen: float | None = None,
 ) -> str:
     notes = [f"- {TARGETS[n].label}: {note}" for n, m in results.items() for note in m.notes]
     pin = "server on CPU 0, wrk / stdio driver on CPU 1" if pinned(0) else "no pinning (1 CPU)"
@@ -671,7 +695,7 @@ def report(
         [
             f"# Benchmark results ({time.strftime('%Y-%m-%d %H:%M %Z')})",
             "",
-            f"Machine: {machine(load)}. Pinning: {pin}.",
+            f"Machine: {machine(load, stolen)}. Pinning: {pin}.",
             f"HTTP: wrk -t{args.connections} -c{args.connections}, {args.repeat} rounds, each by a "
             f"fresh server process: {args.warmup:g} s warm-up then {args.duration:g} s measured, "
             "per workload; the best and the median run (latencies are the best run's; bad "
@@ -713,6 +737,7 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("wrk") is None:
         parser.error("wrk is not installed (apt-get install -y wrk, or run scripts/bench.sh)")
     load_before = os.getloadavg()
+    ticks_before = cpu_ticks()
     RESULTS.mkdir(parents=True, exist_ok=True)
     for name in names:
         if name in ANCHOR_REQUIREMENTS:
@@ -732,7 +757,7 @@ def main(argv: list[str] | None = None) -> int:
                 results[name].notes.append(f"{step} failed: {exc}")
             print(f"  {step} failed: {exc}", flush=True)
 
-    text = report(results, args, load_before)
+    text = report(results, args, load_before, stolen_share(ticks_before, cpu_ticks()))
     print()
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

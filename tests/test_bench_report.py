@@ -52,3 +52,16 @@ def test_the_cpu_rows_count_less_as_better() -> None:
     row = next(line for line in run.table(results).splitlines() if "CPU per flow" in line)
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[1:4] == ["240.0", "300.0", "0.80x"]
+
+
+def test_stolen_time_is_read_from_proc_stat_and_reported_as_a_share() -> None:
+    before = run.cpu_ticks("cpu  100 0 50 800 10 0 5 0 0 0\ncpu0 1 2 3\n")
+    after = run.cpu_ticks("cpu  160 0 70 900 10 0 5 60 7 0\n")
+    assert before == (0, 965) and after == (60, 1205)
+    assert run.stolen_share(before, after) == 60 / 240
+    assert run.stolen_share(None, after) is None and run.stolen_share(after, after) is None
+    assert run.cpu_ticks("nonsense") is None and run.cpu_ticks("cpu 1 2") is None
+    assert "stolen by the hypervisor during the run: 25.0%" in run.machine((0.1, 0.2, 0.3), 0.25)
+    assert "stolen" not in run.machine((0.1, 0.2, 0.3))
+    here = run.cpu_ticks()
+    assert here is None or here[1] > 0
