@@ -180,3 +180,16 @@ try:
 except Rejected:
     print("Rejected")
 """
+
+
+def test_the_pieces_driver_checks_and_prices_every_piece_of_a_leg() -> None:
+    # Its own check() runs first: both legs answer as served and the token opens to the envelope.
+    done = subprocess.run([sys.executable, "benchmarks/pieces.py", "--number", "3"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 14 and all(line.endswith("us per call (hot)") for line in lines)
+    assert any(line.startswith("open_token") for line in lines)
+    wrong = subprocess.run([sys.executable, "benchmarks/pieces.py", "nonsense"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert wrong.returncode != 0 and "unknown piece 'nonsense'" in wrong.stderr
