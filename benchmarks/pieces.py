@@ -85,14 +85,11 @@ def _context() -> Context:
     return Context.for_call(SERVER, 1, "tools/call", P1, ENV1, DIALECT, emit=_emit)
 
 
-CTX = Context.for_call(SERVER, 1, "tools/call", P1, ENV1, DIALECT, emit=_emit)
+CTX = _context()
 
 
 def _admit() -> None:
     admit(CTX, {"color": fixture.COLOR}, True)  # reads the context, changes nothing in it
-
-
-_now = time.time
 
 
 PIECES: dict[str, Callable[[], Any]] = {
@@ -107,8 +104,8 @@ PIECES: dict[str, Callable[[], Any]] = {
     "admission (its own question facts)": _admit,
     "binding": lambda: codec.binding(P2, None),
     "seal": lambda: codec.seal(ENVELOPE, "tools/call", "bench", P1, None, KEYS, 300, False, None,
-                               _now()),
-    "open_token": lambda: codec.open_token(TOKEN, "tools/call", "bench", P2, None, KEYS, _now(),
+                               time.time()),
+    "open_token": lambda: codec.open_token(TOKEN, "tools/call", "bench", P2, None, KEYS, time.time(),
                                            10, None),
     "leg 1 tool call (answer_tool)": lambda: answer_tool(CORE, 1, P1, ENV1, _emit),
     "leg 2 tool call (answer_tool)": lambda: answer_tool(CORE, 2, P2, ENV2, _emit),
@@ -131,7 +128,7 @@ def check() -> None:
     assert answer_tool(CORE, 1, P1, ENV1, _emit)["result"]["resultType"] == "input_required"  # type: ignore[index]
     done = answer_tool(CORE, 2, P2, ENV2, _emit)
     assert done is not None and done["result"]["content"][0]["text"] == "blue"
-    assert codec.open_token(TOKEN, "tools/call", "bench", P2, None, KEYS, _now(), 10, None) == ENVELOPE
+    assert codec.open_token(TOKEN, "tools/call", "bench", P2, None, KEYS, time.time(), 10, None) == ENVELOPE
     assert FACTS.kind.read_answer(fixture.COLOR, ANSWER).content == {"color": "blue"}
 
 

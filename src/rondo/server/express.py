@@ -103,14 +103,9 @@ def run_bound(
         except AskInterrupt:
             value = InputRequired()
         if type(value) is str and tool.signature.output_schema is None:
-            # The commonest answer, shaped here: `tool_result` and `_respond` would build
-            # these very dicts, in this key order, two calls later.
-            result: dict[str, Any] = {
-                "content": [{"type": "text", "text": value}], "resultType": "complete"}
-            meta = core.modern._result_meta
-            if meta is not None:
-                result["_meta"] = meta
-            return {"jsonrpc": "2.0", "id": rid, "result": result}
+            # The commonest answer: `tool_result`'s first case, without its call and the
+            # try around it (a text block cannot fail to shape).
+            return _respond(core, rid, {"content": [{"type": "text", "text": value}]})
         if isinstance(value, InputRequired):
             if ctx is None:  # an ask through some other request's context
                 return value
