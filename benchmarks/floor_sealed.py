@@ -38,6 +38,11 @@ def answer(body: bytes) -> bytes:
                                 _KEYS, time.time(), 10, None)
             if opened != _ENVELOPE:
                 raise ValueError("the token opened to another envelope")
+            # Answered here, not by floor.answer: that would decode the body a second time.
+            color = params["inputResponses"]["color"]["content"]["color"]
+            done = {"content": [{"type": "text", "text": color}], "resultType": "complete",
+                    "_meta": floor._INFO}
+            return floor._encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": done})
         else:
             token = seal(_ENVELOPE, "tools/call", "bench", params, None, _KEYS, 300, False, None,
                          time.time())

@@ -12,12 +12,15 @@ in `run.py` (server on CPU 0, wrk on CPU 1), and loads it with one fixed request
   rondo        benchmarks/server.py
   floor-sealed benchmarks/floor_sealed.py: the floor plus rondo's token codec (sealed on leg 1,
                opened and verified on leg 2), no other MCP work
+  floor-minseal benchmarks/floor_minseal.py: the floor plus the cheapest sealing I could write
+               (one HMAC over the claims and params, one base64, no key id): a lower bound
   rondo-clear  benchmarks/server_clear_state.py: rondo with its state carried as plain JSON,
                unsigned (never deployable): rondo less the sealing and opening
 
 The figure is the server's user + system CPU over the measured run divided by the requests wrk
 counted (`/proc/PID/stat`), the median round; requests/s beside it. floor-sealed less the floor
-is what the codec costs alone; rondo less rondo-clear is what sealing and opening cost in rondo;
+is what the codec costs alone (floor-minseal less the floor: what any sealing costs at the
+least); rondo less rondo-clear is what sealing and opening cost in rondo;
 rondo-clear less the floor is every other MCP cost of a leg.
 """
 
@@ -37,6 +40,8 @@ TARGETS = {
     "rondo": run.TARGETS["rondo"],
     "floor-sealed": Target("floor-sealed", "floor, state sealed", ROOT / ".venv/bin/python",
                            HERE / "floor_sealed.py"),
+    "floor-minseal": Target("floor-minseal", "floor, least sealing", ROOT / ".venv/bin/python",
+                            HERE / "floor_minseal.py"),
     "rondo-clear": Target("rondo-clear", "rondo, state in clear", ROOT / ".venv/bin/python",
                           HERE / "server_clear_state.py"),
 }

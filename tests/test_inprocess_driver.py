@@ -182,6 +182,45 @@ except Rejected:
 """
 
 
+def test_the_least_sealing_floor_seals_verifies_and_refuses() -> None:
+    # legs.py sets it beside floor_sealed as the lower bound of any sealing: it must still seal
+    # (leg 2 answers only with the token its leg 1 gave) and refuse other params, a flipped
+    # byte and an expired token.
+    done = subprocess.run([sys.executable, "-c", LEAST_SEALED_FLOOR], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["blue", "Refused", "Refused", "Refused", "Refused"]
+
+
+LEAST_SEALED_FLOOR = """
+import base64, json, sys, time
+sys.path.insert(0, "benchmarks")
+import floor_minseal
+def call(params):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return json.loads(floor_minseal.answer(json.dumps(body).encode()))["result"]
+def refused(arguments, token):
+    try:
+        call({"name": "ask_color", "arguments": arguments, "inputResponses": answer,
+              "requestState": token})
+    except floor_minseal.Refused:
+        print("Refused")
+token = call({"name": "ask_color", "arguments": {}})["requestState"]
+answer = {"color": {"action": "accept", "content": {"color": "blue"}}}
+leg2 = call({"name": "ask_color", "arguments": {}, "inputResponses": answer, "requestState": token})
+print(leg2["content"][0]["text"])
+refused({"x": 1}, token)
+raw = bytearray(base64.b64decode(token))
+raw[3] ^= 1
+refused({}, base64.b64encode(bytes(raw)).decode())
+raw[3] ^= 1
+raw[-1] ^= 1
+refused({}, base64.b64encode(bytes(raw)).decode())
+later = time.time() + 400
+time.time = lambda: later
+refused({}, token)
+"""
+
 def test_the_pieces_driver_checks_and_prices_every_piece_of_a_leg() -> None:
     # Its own check() runs first: both legs answer as served and the token opens to the envelope.
     done = subprocess.run([sys.executable, "benchmarks/pieces.py", "--number", "3"],

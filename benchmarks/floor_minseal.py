@@ -1,0 +1,85 @@
+"""The floor plus the cheapest sealing of its state I could write: a lower bound for any codec.
+
+    python benchmarks/floor_minseal.py http PORT    # as benchmarks/floor.py, state sealed
+    python benchmarks/floor_minseal.py stdio
+
+`benchmarks/floor.py` with one change: leg 1's requestState is `base64(claims + MAC)`, the claims
+only `[expiry, data]` in JSON, the MAC one HMAC-SHA256 (pads precomputed, as `rondo.state.keys`
+does) over the claims and the canonical params less `_meta`, `requestState` and `inputResponses`;
+leg 2 decodes it, verifies the MAC, decodes the claims and checks the expiry and the data before
+answering. Nothing else: no key id (so no rotation), no method, audience or principal, no
+format marker, no size limit, no reasons for a refusal. Still sealed and verified: a token for
+other params, a flipped byte or an expired token is refused. Never a target of `run.py`:
+`legs.py` and `server_instructions.sh` set it beside `floor_sealed.py` (rondo's own codec) to
+show what sealing costs at the least.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+import time
+from binascii import a2b_base64, b2a_base64
+from hmac import compare_digest
+from typing import Any
+
+import floor
+import msgspec
+
+_BLOCK = b"floor-minseal benchmark key, 32+".ljust(64, b"\0")
+_INNER = hashlib.sha256(bytes(b ^ 0x36 for b in _BLOCK))
+_OUTER = hashlib.sha256(bytes(b ^ 0x5C for b in _BLOCK))
+_canonical = msgspec.json.Encoder(order="sorted").encode
+_DATA = {"q": {"color": "Wq3t0nWc2o8Ygk4p"}}  # what rondo seals for one ctx.ask question
+_ASK_HEAD = {"resultType": "input_required", "inputRequests": {"color": floor._QUESTION},
+             "_meta": floor._INFO}
+
+
+class Refused(Exception):
+    """The token did not verify (the test checks that it is raised)."""
+
+
+def _mac(message: bytes) -> bytes:
+    inner = _INNER.copy()
+    inner.update(message)
+    outer = _OUTER.copy()
+    outer.update(inner.digest())
+    return outer.digest()
+
+
+def _bound(params: dict[str, Any]) -> bytes:
+    salient = params.copy()
+    for name in ("_meta", "requestState", "inputResponses"):
+        salient.pop(name, None)
+    return _canonical(salient)
+
+
+def answer(body: bytes) -> bytes:
+    msg = floor._decode(body)
+    params = msg.get("params") or {}
+    if params.get("name") != "ask_color":
+        return _floor_answer(body)
+    if "inputResponses" not in params:
+        claims = _canonical([math.ceil(time.time() + 300), _DATA])
+        token = b2a_base64(claims + _mac(claims + b"\n" + _bound(params)), newline=False)
+        result: dict[str, Any] = {**_ASK_HEAD, "requestState": token.decode("ascii")}
+        return floor._encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+    raw = a2b_base64(params["requestState"], strict_mode=True)
+    claims, tag = raw[:-32], raw[-32:]
+    if not compare_digest(_mac(claims + b"\n" + _bound(params)), tag):
+        raise Refused("the MAC does not verify")
+    expiry, data = floor._decode(claims)
+    if expiry < time.time() or data != _DATA:
+        raise Refused("expired, or another envelope")
+    color = params["inputResponses"]["color"]["content"]["color"]
+    result = {"content": [{"type": "text", "text": color}], "resultType": "complete",
+              "_meta": floor._INFO}
+    return floor._encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+
+
+_floor_answer = floor.answer
+floor.answer = answer  # floor.app and floor.stdio look it up at each call
+
+if __name__ == "__main__":
+    floor.main(sys.argv[1:])
