@@ -32,8 +32,6 @@ _INNER = hashlib.sha256(bytes(b ^ 0x36 for b in _BLOCK))
 _OUTER = hashlib.sha256(bytes(b ^ 0x5C for b in _BLOCK))
 _canonical = msgspec.json.Encoder(order="sorted").encode
 _DATA = {"q": {"color": "Wq3t0nWc2o8Ygk4p"}}  # what rondo seals for one ctx.ask question
-_ASK_HEAD = {"resultType": "input_required", "inputRequests": {"color": floor._QUESTION},
-             "_meta": floor._INFO}
 
 
 class Refused(Exception):
@@ -63,8 +61,7 @@ def answer(body: bytes) -> bytes:
     if "inputResponses" not in params:
         claims = _canonical([math.ceil(time.time() + 300), _DATA])
         token = b2a_base64(claims + _mac(claims + b"\n" + _bound(params)), newline=False)
-        result: dict[str, Any] = {**_ASK_HEAD, "requestState": token.decode("ascii")}
-        return floor._encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+        return floor.asked(msg, token.decode("ascii"))
     raw = a2b_base64(params["requestState"], strict_mode=True)
     claims, tag = raw[:-32], raw[-32:]
     if not compare_digest(_mac(claims + b"\n" + _bound(params)), tag):
@@ -72,10 +69,7 @@ def answer(body: bytes) -> bytes:
     expiry, data = floor._decode(claims)
     if expiry < time.time() or data != _DATA:
         raise Refused("expired, or another envelope")
-    color = params["inputResponses"]["color"]["content"]["color"]
-    result = {"content": [{"type": "text", "text": color}], "resultType": "complete",
-              "_meta": floor._INFO}
-    return floor._encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+    return floor.answered(msg)
 
 
 _floor_answer = floor.answer

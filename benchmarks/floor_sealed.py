@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
 
 import floor
 
@@ -25,8 +24,6 @@ from rondo.state.keys import keyring_from
 _KEYS = keyring_from(b"floor-sealed benchmark key, 32+b", None)
 # The envelope rondo seals for one ctx.ask question: its digest under "q".
 _ENVELOPE = {"q": {"color": "Wq3t0nWc2o8Ygk4p"}}
-_ASK_HEAD = {"resultType": "input_required", "inputRequests": {"color": floor._QUESTION},
-             "_meta": floor._INFO}
 
 
 def answer(body: bytes) -> bytes:
@@ -39,15 +36,11 @@ def answer(body: bytes) -> bytes:
             if opened != _ENVELOPE:
                 raise ValueError("the token opened to another envelope")
             # Answered here, not by floor.answer: that would decode the body a second time.
-            color = params["inputResponses"]["color"]["content"]["color"]
-            done = {"content": [{"type": "text", "text": color}], "resultType": "complete",
-                    "_meta": floor._INFO}
-            return floor._encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": done})
+            return floor.answered(msg)
         else:
             token = seal(_ENVELOPE, "tools/call", "bench", params, None, _KEYS, 300, False, None,
                          time.time())
-            result: dict[str, Any] = {**_ASK_HEAD, "requestState": token}
-            return floor._encode({"jsonrpc": "2.0", "id": msg.get("id"), "result": result})
+            return floor.asked(msg, token)
     return _floor_answer(body)
 
 
