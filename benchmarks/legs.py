@@ -16,6 +16,8 @@ in `run.py` (server on CPU 0, wrk on CPU 1), and loads it with one fixed request
                (one HMAC over the claims and params, one base64, no key id): a lower bound
   rondo-clear  benchmarks/server_clear_state.py: rondo with its state carried as plain JSON,
                unsigned (never deployable): rondo less the sealing and opening
+  rondo-minseal benchmarks/server_minseal.py: rondo with floor-minseal's sealing, every other
+               MCP check kept: the best a flow in rondo could do with the cheapest codec
 
 The figure is the server's user + system CPU over the measured run divided by the requests wrk
 counted (`/proc/PID/stat`), the median round; requests/s beside it. floor-sealed less the floor
@@ -44,6 +46,8 @@ TARGETS = {
                             HERE / "floor_minseal.py"),
     "rondo-clear": Target("rondo-clear", "rondo, state in clear", ROOT / ".venv/bin/python",
                           HERE / "server_clear_state.py"),
+    "rondo-minseal": Target("rondo-minseal", "rondo, least sealing", ROOT / ".venv/bin/python",
+                            HERE / "server_minseal.py"),
 }
 PATHS = ("add", "leg1", "leg2")
 

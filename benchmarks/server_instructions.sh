@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Instructions and simulated L1 cache misses per request of a whole HTTP server (uvicorn, uvloop,
 # httptools and the app; the kernel is not counted), under cachegrind:
-#   bash benchmarks/server_instructions.sh rondo add     # floor|floor_sealed|floor_minseal|server_clear_state|rondo  add|flow
+#   bash benchmarks/server_instructions.sh rondo add     # floor|floor_sealed|floor_minseal|server_clear_state|server_minseal|rondo  add|flow
 # Serves the fixture under valgrind twice, sends it 100 and then 600 requests (or flows) one
 # after another on one keep-alive connection (benchmarks/sequential.py), and prints the difference
 # per request, so start-up and shut-down cancel out. Unlike inprocess.py this includes
 # everything a real request runs between two answers. Needs valgrind; takes about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-which="${1:?floor|floor_sealed|floor_minseal|server_clear_state|rondo}"; what="${2:?add|flow}"
+which="${1:?floor|floor_sealed|floor_minseal|server_clear_state|server_minseal|rondo}"; what="${2:?add|flow}"
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install -y valgrind)" >&2; exit 1; }
 out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT
 port=$(.venv/bin/python -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from rondo.wire.errors import STATE_REJECTED_MESSAGE
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow  # each test spawns a Python process
 
@@ -232,3 +234,59 @@ def test_the_pieces_driver_checks_and_prices_every_piece_of_a_leg() -> None:
     wrong = subprocess.run([sys.executable, "benchmarks/pieces.py", "nonsense"],
                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert wrong.returncode != 0 and "unknown piece 'nonsense'" in wrong.stderr
+
+
+def test_rondo_with_the_least_sealing_answers_as_rondo_and_refuses_what_it_should() -> None:
+    # legs.py sets it beside rondo as the best a flow in rondo could do with the cheapest codec:
+    # it must answer both legs as rondo does, and still refuse a flipped byte, other params and
+    # an expired token with rondo's own -32602.
+    done = subprocess.run([sys.executable, "-c", LEAST_SEALED_RONDO], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    least, rondo, refusals = (json.loads(line) for line in done.stdout.splitlines())
+    assert not least[0]["requestState"].startswith("s1.") and rondo[0]["requestState"].startswith("s1.")
+    for leg in (least[0], rondo[0]):
+        del leg["requestState"]
+    assert least == rondo
+    assert least[1]["content"] == [{"type": "text", "text": "blue"}]
+    assert refusals == [[-32602, STATE_REJECTED_MESSAGE]] * 4
+
+
+LEAST_SEALED_RONDO = """
+import asyncio, base64, json, logging, sys, time
+sys.path.insert(0, "benchmarks")
+logging.disable(logging.WARNING)
+import inprocess, server
+import server_minseal  # puts its LeastSealing on the fixture's server
+from rondo.state import StatePolicy
+from rondo.transport.http import HttpApp
+app = HttpApp(server.server)
+async def post(body):
+    return json.loads(await inprocess.call(app, "ask_color", body))
+async def answers():
+    leg1 = (await post(inprocess.LEG1))["result"]
+    leg2 = (await post(inprocess.leg2_body("color", leg1["requestState"])))["result"]
+    return [leg1, leg2]
+async def refusals():
+    token = (await post(inprocess.LEG1))["result"]["requestState"]
+    raw = bytearray(base64.b64decode(token))
+    raw[3] ^= 1
+    flipped = base64.b64encode(bytes(raw)).decode()
+    other = json.loads(inprocess.leg2_body("color", token))
+    other["params"]["arguments"] = {"x": 1}
+    async def refused(body):
+        error = (await post(body))["error"]
+        return [error["code"], error["message"]]
+    codes = [await refused(inprocess.leg2_body("color", flipped)),
+             await refused(inprocess.leg2_body("color", "not base64!")),
+             await refused(json.dumps(other).encode())]
+    later = time.time() + 400
+    time.time = lambda: later
+    codes.append(await refused(inprocess.leg2_body("color", token)))
+    return codes
+print(json.dumps(asyncio.run(answers())))
+server.server.state_policy = StatePolicy()  # rondo as served: its own codec
+print(json.dumps(asyncio.run(answers())))
+server.server.state_policy = server_minseal.LeastSealing(secret=b"m" * 32)
+print(json.dumps(asyncio.run(refusals())))
+"""
