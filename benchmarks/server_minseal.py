@@ -5,8 +5,8 @@ state sealed the way `floor_minseal.py` seals it: one HMAC-SHA256 over `[expiry,
 canonical params, one standard base64, no key id (so no rotation), no method, audience or
 principal in the MAC, no reasons for a refusal. So it is the best an MRTR flow in rondo could do
 if its codec cost the least any sealing can: rondo less its codec's extra features. Not
-deployable as it is (a token of one tool opens for another with the same arguments); never a
-target of `run.py`.
+deployable as it is (no key rotation; a token opens for another method with the same params, and
+on any server holding the key); never a target of `run.py`.
 """
 
 from __future__ import annotations
