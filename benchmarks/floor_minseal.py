@@ -20,6 +20,7 @@ import hashlib
 import math
 import sys
 import time
+from binascii import Error as Base64Error
 from binascii import a2b_base64, b2a_base64
 from hmac import compare_digest
 from typing import Any
@@ -53,22 +54,36 @@ def _bound(params: dict[str, Any]) -> bytes:
     return _canonical(salient)
 
 
+def seal(params: dict[str, Any], data: Any) -> str:
+    """The token for `data`, bound to `params` (also rondo's state in `server_minseal.py`)."""
+    claims = _canonical([math.ceil(time.time() + 300), data])
+    return b2a_base64(claims + _mac(claims + b"\n" + _bound(params)), newline=False).decode("ascii")
+
+
+def open_state(params: dict[str, Any], token: Any) -> Any:
+    """The data `token` carries if it verifies for `params` and has not expired; else `Refused`."""
+    try:
+        raw = a2b_base64(token, strict_mode=True)
+    except (Base64Error, TypeError, ValueError):
+        raise Refused("not base64") from None
+    claims, tag = raw[:-32], raw[-32:]
+    if not compare_digest(_mac(claims + b"\n" + _bound(params)), tag):
+        raise Refused("the MAC does not verify")
+    expiry, data = floor._decode(claims)
+    if expiry < time.time():
+        raise Refused("expired")
+    return data
+
+
 def answer(body: bytes) -> bytes:
     msg = floor._decode(body)
     params = msg.get("params") or {}
     if params.get("name") != "ask_color":
         return _floor_answer(body)
     if "inputResponses" not in params:
-        claims = _canonical([math.ceil(time.time() + 300), _DATA])
-        token = b2a_base64(claims + _mac(claims + b"\n" + _bound(params)), newline=False)
-        return floor.asked(msg, token.decode("ascii"))
-    raw = a2b_base64(params["requestState"], strict_mode=True)
-    claims, tag = raw[:-32], raw[-32:]
-    if not compare_digest(_mac(claims + b"\n" + _bound(params)), tag):
-        raise Refused("the MAC does not verify")
-    expiry, data = floor._decode(claims)
-    if expiry < time.time() or data != _DATA:
-        raise Refused("expired, or another envelope")
+        return floor.asked(msg, seal(params, _DATA))
+    if open_state(params, params["requestState"]) != _DATA:
+        raise Refused("another envelope")
     return floor.answered(msg)
 
 
