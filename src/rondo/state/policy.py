@@ -178,7 +178,8 @@ class StatePolicy:
             token_id = new_token_id()
             reserve = getattr(self.replay_store, "reserve", None)
             if reserve is not None and not reserve(token_id, ttl + self.leeway, principal):
-                raise StoreFull()
+                refusal = getattr(self.replay_store, "refusal", None)
+                raise refusal(principal) if refusal is not None else StoreFull()
         return seal(
             data,
             ctx.request_method,

@@ -23,35 +23,42 @@ log = logger("rondo.state")
 
 _RESERVED = 0
 _USED = 1
-_UNRESERVED = "\0unreserved"  # the share tokens this store never reserved are counted in
+_UNRESERVED = "\0unreserved"  # tokens this store never reserved: they count towards max_entries only
 
 
 class StoreFull(McpError):
-    """No room left in the one-time store for this principal: the seal is refused (the
-    request answers this error), so valid tokens already out keep working."""
+    """No room left in the one-time store: the seal is refused (the request answers this
+    error), so valid tokens already out keep working. `scope` says whose limit was reached:
+    "client" (this client's share) or "server" (the whole store, the last resort)."""
 
-    def __init__(self) -> None:
-        super().__init__(SERVER_BUSY, "Server busy: too many one-time request states "
-                                      "outstanding for this client; try again later")
+    def __init__(self, scope: str = "client") -> None:
+        self.scope = scope
+        where = "for this client" if scope == "client" else "on this server"
+        super().__init__(SERVER_BUSY, f"Server busy: too many one-time request states "
+                                      f"{where}; try again later")
 
 
 class MemoryReplayStore:
     """In-process store: bounded, with expiring entries. Right for a single worker only
     (several workers, or restarts: `RedisReplayStore`).
 
-    A one-time token takes its place when sealed (`reserve`): at most `max_per_principal`
-    sealed and not yet opened per principal, and `max_entries` places in all; a full store
-    refuses the seal (`StoreFull`), never a valid token. Opening it (`consume`) marks the place
-    used until the token expires (it then no longer counts towards the principal's share). A token
-    this store never reserved (sealed before a restart, or by another worker) is taken while
-    there is room and refused when there is none: failing closed keeps a replay out.
+    A one-time token takes its place when sealed (`reserve`) and keeps it, used or not, until
+    the token expires: a used id must be remembered to refuse its replay. Each client (the
+    `principal` the seal names) has two quotas: at most `max_per_principal` places sealed and
+    not yet opened, and at most `max_live_per_principal` places in all (sealed or used). The
+    whole store holds `max_entries`, a last resort that only many clients together reach. A
+    refused seal raises nothing here: `reserve` answers False and `refusal(principal)` says
+    whose limit it was; tokens already out always open. A token this store never reserved
+    (sealed before a restart, or by another worker) is taken while the store has room and
+    refused when it has none: failing closed keeps a replay out.
     """
 
     def __init__(
         self, max_entries: int = 100_000, *, max_per_principal: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
+        max_live_per_principal: int = 20_000, clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        for name, value in (("max_entries", max_entries), ("max_per_principal", max_per_principal)):
+        for name, value in (("max_entries", max_entries), ("max_per_principal", max_per_principal),
+                            ("max_live_per_principal", max_live_per_principal)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int")
             if value < 1:
@@ -60,27 +67,44 @@ class MemoryReplayStore:
             raise TypeError("clock must be callable")
         self.max_entries = max_entries
         self.max_per_principal = max_per_principal
+        self.max_live_per_principal = max_live_per_principal
         self._clock = clock
         self._deadlines: dict[str, float] = {}
         self._state: dict[str, tuple[int, str | None]] = {}  # id -> (reserved/used, principal)
-        self._per_principal: dict[str | None, int] = {}
+        self._outstanding: dict[str | None, int] = {}  # principal -> places sealed, not opened
+        self._live: dict[str | None, int] = {}  # principal -> places held, sealed or used
         self._heap: list[tuple[float, str]] = []
         self._lock = allocate_lock()
 
     def reserve(self, token_id: str, ttl: float, principal: str | None = None) -> bool:
-        """Take a place for a token about to be sealed; False when the store (or this
-        principal's share of it) is full."""
+        """Take a place for a token about to be sealed; False when this principal's share (or,
+        as a last resort, the whole store) is full."""
         now = self._clock()
         with self._lock:
             self._forget_expired(now)
-            if (len(self._deadlines) >= self.max_entries
-                    or self._per_principal.get(principal, 0) >= self.max_per_principal):
-                log.warning("rondo.state: one-time store full (%d live entries, %d for this "
-                            "principal): refusing a new one-time seal",
-                            len(self._deadlines), self._per_principal.get(principal, 0))
+            scope = self._full(principal)
+            if scope is not None:
+                log.warning("rondo.state: one-time store full %s (%d live entries, %d for this "
+                            "client, %d of them unopened): refusing a new one-time seal",
+                            "for one client" if scope == "client" else "on this server",
+                            len(self._deadlines), self._live.get(principal, 0),
+                            self._outstanding.get(principal, 0))
                 return False
             self._insert(token_id, now + max(ttl, 0.0), _RESERVED, principal)
             return True
+
+    def refusal(self, principal: str | None = None) -> StoreFull:
+        """The error for a seal `reserve` refused: whose limit it reached."""
+        with self._lock:
+            return StoreFull(self._full(principal) or "client")
+
+    def _full(self, principal: str | None) -> str | None:
+        if (self._outstanding.get(principal, 0) >= self.max_per_principal
+                or self._live.get(principal, 0) >= self.max_live_per_principal):
+            return "client"
+        if len(self._deadlines) >= self.max_entries:
+            return "server"
+        return None
 
     def consume(self, token_id: str, ttl: float) -> bool:
         now = self._clock()
@@ -90,9 +114,10 @@ class MemoryReplayStore:
             if known is not None:
                 if known[0] == _USED:
                     return False
-                # Used: it no longer counts towards its principal's outstanding share.
-                self._state[token_id] = (_USED, _UNRESERVED)
-                self._release(known[1])
+                # Used: it keeps its place (and its principal's) until it expires, but no
+                # longer counts as unopened.
+                self._state[token_id] = (_USED, known[1])
+                self._release(self._outstanding, known[1])
                 return True
             if token_id in self._deadlines:
                 return False
@@ -110,17 +135,19 @@ class MemoryReplayStore:
         self._deadlines[token_id] = deadline
         self._state[token_id] = (state, principal)
         if state == _RESERVED:
-            self._per_principal[principal] = self._per_principal.get(principal, 0) + 1
+            self._outstanding[principal] = self._outstanding.get(principal, 0) + 1
+            self._live[principal] = self._live.get(principal, 0) + 1
         from heapq import heappush  # here: a server without one-time tokens never loads it
 
         heappush(self._heap, (deadline, token_id))
 
-    def _release(self, principal: str | None) -> None:
-        left = self._per_principal[principal] - 1
+    @staticmethod
+    def _release(counts: dict[str | None, int], principal: str | None) -> None:
+        left = counts[principal] - 1
         if left:
-            self._per_principal[principal] = left
+            counts[principal] = left
         else:
-            del self._per_principal[principal]
+            del counts[principal]
 
     def _forget_expired(self, now: float) -> None:
         heap, deadlines = self._heap, self._deadlines
@@ -132,7 +159,9 @@ class MemoryReplayStore:
                 del deadlines[token_id]
                 state, principal = self._state.pop(token_id)
                 if state == _RESERVED:
-                    self._release(principal)
+                    self._release(self._outstanding, principal)
+                if principal != _UNRESERVED:
+                    self._release(self._live, principal)
 
     def __len__(self) -> int:
         with self._lock:
