@@ -24,7 +24,7 @@ _EXPORTS = {
 }
 _MODULES = {
     "elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth",
-    "tasks", "middleware",
+    "tasks", "middleware", "paths",
 }
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from . import kinds as kinds
     from . import legacy as legacy
     from . import middleware as middleware
+    from . import paths as paths
     from . import roots as roots
     from . import sampling as sampling
     from . import state as state
