@@ -30,7 +30,7 @@ from ..wire.errors import (
     McpError,
     http_status,
     internal_error,
-    parse_error,
+    undecodable,
 )
 from ..wire.headers import HeaderValueError, check_param_headers, decode_value
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
@@ -274,7 +274,7 @@ class HttpApp:
         try:
             msg = _decode(body)
         except DECODE_ERRORS as exc:
-            await send_error(send, None, parse_error(exc))
+            await send_error(send, *undecodable(body, exc))
             return
         if not isinstance(msg, dict):
             await send_error(send, None, not_an_object(msg))

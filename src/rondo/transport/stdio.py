@@ -19,7 +19,7 @@ import msgspec
 
 from ..server.express import answer_tool
 from ..wire.envelope import check_version, envelope
-from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
+from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
 from ..wire.logs import default_to_stderr, logger
 
@@ -100,7 +100,7 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     try:
         msg = _decode(line)
     except DECODE_ERRORS as exc:
-        send(error_response(None, parse_error(exc)))
+        send(error_response(*undecodable(line, exc)))
         return True
     if not isinstance(msg, dict):
         send(error_response(None, not_an_object(msg)))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
-from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, parse_error
+from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
 from ..wire.jsonrpc import error_response, not_an_object
 from .connection import Connection
 from .stdio import DEFAULT_MAX_IN_FLIGHT, OutputClosed, log_output_closed, write_all
@@ -76,7 +76,7 @@ class StdioSession:
         try:
             msg = _decode(line)
         except DECODE_ERRORS as exc:
-            self.send(error_response(None, parse_error(exc)))
+            self.send(error_response(*undecodable(line, exc)))
             return None
         if not isinstance(msg, dict):
             self.send(error_response(None, not_an_object(msg)))

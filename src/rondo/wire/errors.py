@@ -19,6 +19,81 @@ def parse_error(exc: BaseException) -> McpError:
     if "out of range" in str(exc) or "digits" in str(exc):
         return McpError(PARSE_ERROR, "Parse error: number too large")
     return McpError(PARSE_ERROR, "Parse error: invalid JSON")
+
+
+def undecodable(body: bytes, exc: BaseException) -> tuple[Any, McpError]:
+    """The id to answer and the error for a body msgspec refused.
+
+    msgspec refuses a lone surrogate escape (`"\\ud800"`) in a string, but such a body is
+    syntactically valid JSON (RFC 8259 section 8.2): it is answered -32602 naming the field
+    (`data: {"field": "params.arguments.text"}`), with the request's id, not -32700. Only this
+    cold path looks: a body without a surrogate escape costs one byte search more.
+    """
+    if b"\\u" in body:
+        found = _lone_surrogate(body)
+        if found is not None:
+            return found
+    return None, parse_error(exc)
+
+
+def _lone_surrogate(body: bytes) -> tuple[Any, McpError] | None:
+    import json  # only for bodies msgspec refused and that hold a \u escape
+    import re
+
+    if re.search(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", body) is None:
+        return None
+    try:
+        msg = json.loads(body)
+    except (ValueError, RecursionError):
+        return None  # really invalid (or too deep for the stdlib): the usual -32700
+    if not isinstance(msg, dict):
+        return None  # not a request at all
+    field = _surrogate_field(msg)
+    if field is None:
+        return None
+    rid = msg.get("id")
+    if not (isinstance(rid, int | str) and not isinstance(rid, bool)) or _has_surrogate(rid):
+        rid = None
+    return rid, McpError(INVALID_PARAMS, f"Invalid params: lone surrogate in {field}",
+                         {"field": field})
+
+
+def _has_surrogate(value: object) -> bool:
+    return isinstance(value, str) and any("\ud800" <= c <= "\udfff" for c in value)
+
+
+def _surrogate_field(msg: Any) -> str | None:
+    """The dotted path (`params.arguments.items[2]`) of the first string, key or value, that
+    holds a lone surrogate. Iterative, and each step keeps only a link to its parent, so deep or
+    wide input costs time linear in its size; the path is built once, at most 256 characters."""
+    Trail = tuple[Any, str] | None  # (parent trail, this step) or None at the top
+    stack: list[tuple[Trail, Any]] = [(None, msg)]
+    while stack:
+        trail, value = stack.pop()
+        if isinstance(value, dict):
+            for key in reversed(list(value)):
+                if _has_surrogate(key):
+                    return _path((trail, _step(trail, ascii(key))))
+                stack.append(((trail, _step(trail, key)), value[key]))
+        elif isinstance(value, list):
+            stack.extend(((trail, f"[{i}]"), item) for i, item in reversed(list(enumerate(value))))
+        elif _has_surrogate(value):
+            return _path(trail) or "(message)"
+    return None
+
+
+def _step(trail: Any, key: str) -> str:
+    key = key if len(key) <= 64 else key[:61] + "..."
+    return key if trail is None else "." + key
+
+
+def _path(trail: Any) -> str:
+    steps: list[str] = []
+    while trail is not None:
+        trail, step = trail
+        steps.append(step)
+    path = "".join(reversed(steps))
+    return path if len(path) <= 256 else "..." + path[-253:]
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
