@@ -250,3 +250,65 @@ def test_stdio_runs_the_lifespan(tmp_path: Path) -> None:
             return (await client.call_tool("lifespan_value", {})).text
 
     assert asyncio.run(go()) == "hello from the lifespan"
+
+
+def _protected_fastapi(well_known: bool) -> Any:
+    """A protected server mounted at /mcp in FastAPI; its metadata mounted too when asked."""
+    from fastapi import FastAPI
+
+    from rondo.auth import Principal, ResourceServer
+
+    class Verifier:
+        async def verify(self, token: str) -> Principal:
+            return Principal.from_claims({"sub": token, "iss": "https://sso.example.com",
+                                          "exp": time.time() + 60})
+
+    auth = ResourceServer(resource="https://api.example.com/mcp", issuer="https://sso.example.com",
+                          verifier=Verifier())
+    mcp = rondo.Server("guarded", auth=auth, state=None).asgi(allowed_hosts=["api.example.com"])
+    app = FastAPI()
+    app.mount("/mcp", mcp)
+    if well_known:
+        app.mount("/.well-known/oauth-protected-resource", mcp.well_known)
+    return app
+
+
+async def _challenge_then_metadata(app: Any) -> tuple[int, httpx.Response]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="https://api.example.com") as http:
+        denied = await http.post("/mcp/", json={})
+        pointed = denied.headers["www-authenticate"].split('resource_metadata="')[1].rstrip('"')
+        return denied.status_code, await http.get(pointed)
+
+
+def test_mounted_protected_server_serves_the_metadata_its_401_points_to() -> None:
+    status, meta = asyncio.run(_challenge_then_metadata(_protected_fastapi(well_known=True)))
+    assert status == 401
+    assert meta.status_code == 200
+    assert meta.json() == {"resource": "https://api.example.com/mcp",
+                           "authorization_servers": ["https://sso.example.com"],
+                           "bearer_methods_supported": ["header"]}
+
+
+def test_without_the_well_known_mount_the_401_points_at_nothing() -> None:
+    # What a new user hit: the mounted app never sees /.well-known/...; the docs say why.
+    status, meta = asyncio.run(_challenge_then_metadata(_protected_fastapi(well_known=False)))
+    assert (status, meta.status_code) == (401, 404)
+
+
+def test_well_known_app_answers_only_the_metadata_paths() -> None:
+    app = _protected_fastapi(well_known=True)
+
+    async def probe() -> list[int]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="https://api.example.com") as http:
+            return [(await http.get(p)).status_code for p in (
+                "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource/x",
+                "/.well-known/oauth-protected-resource/")]
+
+    assert asyncio.run(probe()) == [200, 404, 404]
+
+
+def test_well_known_on_an_unprotected_server_fails_at_start_up() -> None:
+    with pytest.raises(ValueError, match="has no auth="):
+        rondo.Server("open", state=None).asgi().well_known  # noqa: B018

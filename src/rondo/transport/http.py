@@ -153,6 +153,28 @@ class HttpApp:
 
     # -- ASGI entry --------------------------------------------------------------------------
 
+    @property
+    def well_known(self) -> Any:
+        """The protected resource metadata (RFC 9728) as an ASGI app of its own, for a server
+        mounted under a framework: clients look for it at the origin's root
+        (`/.well-known/oauth-protected-resource/mcp`), which a mounted app never sees. Mount it
+        there: `app.mount("/.well-known/oauth-protected-resource", mcp.well_known)`. It answers
+        the metadata paths only (404 elsewhere). A server without `auth=` has none: ValueError."""
+        guard = self.guard
+        if guard is None:
+            raise ValueError("well_known serves OAuth protected resource metadata: this server "
+                             "has no auth= (rondo.auth.ResourceServer)")
+
+        async def metadata(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                return
+            if scope.get("path", "") in guard.metadata_paths:
+                await guard.metadata(scope["method"], send)
+            else:
+                await send_plain(send, 404, b"Not Found")
+
+        return metadata
+
 
     def lifespan(self, app: Any = None) -> Any:
         """What this app needs around serving, as an async context manager in the shape
