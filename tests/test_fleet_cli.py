@@ -229,3 +229,15 @@ def test_sigterm_ends_open_streams_and_exits_cleanly():
                     pass
             assert run.proc.wait(15) == 0
             assert time.monotonic() - started < 8
+
+
+def test_workers_with_tasks_in_process_memory_are_refused(tmp_path):
+    app = tmp_path / "tasks_app.py"
+    app.write_text("import rondo\nserver = rondo.Server('tasky', state=None)\n\n\n"
+                   "@server.tool(task='required')\nasync def slow(n: int) -> int:\n    return n\n")
+    result = subprocess.run([sys.executable, "-m", "rondo", "run", str(app), "--http",
+                             "127.0.0.1:0", "--workers", "2"], capture_output=True, text=True,
+                            env=keyed_env(), timeout=30, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2, result.stderr
+    assert "MemoryTaskStore" in result.stderr and "--redis" in result.stderr
+    assert "serving" not in result.stderr and "Traceback" not in result.stderr

@@ -332,3 +332,40 @@ def test_rondo_keys_new_and_usage(capsys):
     assert entry.startswith("k9:") and Keyring(parse_env_keys(entry)).ids == ("k9",)
     assert main(["keys", "rotate"]) == 2 and "unknown command" in capsys.readouterr().err
     assert main(["keys"]) == 2
+
+
+def _task_server(store=None):
+    from rondo.server.tasks import Tasks
+
+    server = rondo.Server("t", state=None)
+
+    @server.tool(task="required")
+    async def slow(n: int) -> int:
+        return n
+
+    if store is not None:
+        server.extension(Tasks(store=store))
+    return server
+
+
+def test_guard_refuses_tasks_in_process_memory_in_a_fleet():
+    from rondo.server.tasks import MemoryTaskStore, RedisTaskStore
+
+    with pytest.raises(FleetError, match="MemoryTaskStore") as exc:
+        check_fleet(_task_server(), 2, environ={})  # the default store, installed later
+    assert "--redis" in str(exc.value) and "2 workers" in str(exc.value)
+    with pytest.raises(FleetError, match="tasks are kept in process memory"):
+        check_fleet(_task_server(MemoryTaskStore()), 1, environ={"RONDO_FLEET": "1"})
+    check_fleet(_task_server(), 1, environ={})  # one process: in memory is right
+    check_fleet(_task_server(RedisTaskStore(url="redis://127.0.0.1:1/0")), 4, environ={})
+    check_fleet(guarded(None), 4, environ={})  # no task-opted tool: nothing to lose
+
+
+def test_redis_flag_moves_tasks_out_of_process_memory():
+    from rondo.fleet.worker import connect_redis
+    from rondo.server.tasks import EXTENSION, MemoryTaskStore, RedisTaskStore
+
+    for server in (_task_server(), _task_server(MemoryTaskStore())):
+        connect_redis(server, "redis://127.0.0.1:1/0")
+        assert isinstance(server.extensions[EXTENSION].store, RedisTaskStore)
+        check_fleet(server, 2, environ={})

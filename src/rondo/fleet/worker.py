@@ -36,7 +36,8 @@ def build(config: RunConfig) -> tuple[Any, Server]:
 
 
 def connect_redis(server: Server, url: str) -> None:
-    """One Redis for the fleet: the change bus, and one-time state where it was in memory."""
+    """One Redis for the fleet: the change bus, and one-time state and tasks where they were
+    in memory."""
     from ..state.replay import MemoryReplayStore, RedisReplayStore
     from .bus import use_bus
     from .redis_bus import RedisBus
@@ -44,6 +45,16 @@ def connect_redis(server: Server, url: str) -> None:
     policy = server.state_policy
     if policy is not None and isinstance(policy.replay_store, MemoryReplayStore):
         policy.replay_store = RedisReplayStore(url=url)
+    if any(tool.task for tool in server.tools.values()):
+        from ..server.tasks import EXTENSION, Tasks
+        from ..server.tasks.redis_store import RedisTaskStore
+        from ..server.tasks.store import MemoryTaskStore
+
+        tasks = server.extensions.get(EXTENSION)
+        if tasks is None:
+            server.extension(Tasks(store=RedisTaskStore(url=url)))
+        elif isinstance(tasks, Tasks) and isinstance(tasks.store, MemoryTaskStore):
+            tasks.store = RedisTaskStore(url=url)
     use_bus(server, RedisBus(url=url, channel=f"rondo:changes:{server.name}"))
 
 

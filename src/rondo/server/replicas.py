@@ -75,10 +75,17 @@ def check_fleet(server: Server, workers: int = 1, environ: Mapping[str, str] = o
     """Raise `FleetError` if this server may not run as a fleet member as configured."""
     if workers <= 1 and not is_replica(environ):
         return
+    what = f"{workers} workers" if workers > 1 else f"a replica ({ENV_FLEET}=1)"
+    if _tasks_in_memory(server):
+        raise FleetError(
+            f"rondo: refusing to start {server.name!r} as {what}: its tasks are kept in process "
+            "memory (the default MemoryTaskStore), so a task created on one worker is not found "
+            "on another. Use rondo run --redis URL, or "
+            "server.extension(Tasks(store=RedisTaskStore(url=...)))."
+        )
     policy = server.state_policy
     if policy is None:
         return  # state=None: the server handles raw requestState itself
-    what = f"{workers} workers" if workers > 1 else f"a replica ({ENV_FLEET}=1)"
     if policy.ephemeral:
         interactive = interactive_components(server)
         if interactive:
@@ -98,6 +105,18 @@ def check_fleet(server: Server, workers: int = 1, environ: Mapping[str, str] = o
                 "once=True with an in-memory replay store, so a one-time requestState could be "
                 "replayed on another worker. Use RedisReplayStore (or rondo run --redis URL)."
             )
+
+
+def _tasks_in_memory(server: Server) -> bool:
+    """Does a task-opted tool keep its tasks in this process (the default store)?"""
+    if not any(tool.task for tool in server.tools.values()):
+        return False  # no tasks: the tasks package stays unloaded
+    tasks = server.extensions.get("io.modelcontextprotocol/tasks")
+    if tasks is None:
+        return True  # installed with MemoryTaskStore() when serving starts
+    from .tasks.store import MemoryTaskStore
+
+    return isinstance(getattr(tasks, "store", None), MemoryTaskStore)
 
 
 # -- worker ids ---------------------------------------------------------------------------------
