@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import rondo
 from client_fixture import server
 from rondo.client import (
     CallToolResult,
@@ -295,3 +296,45 @@ def test_pagination_that_never_ends_is_refused() -> None:
 
     with pytest.raises(ProtocolError, match="does not end"):
         run(go())
+
+
+# -- calling a protected server in memory as a principal (rondo.testing.principal) -----------
+
+def _guarded_server():
+    from rondo.auth import ResourceServer
+
+    server = rondo.Server("guarded", state=rondo.StatePolicy(secret=b"k" * 32), auth=ResourceServer(
+        resource="https://mcp.example.com/mcp", issuer="https://sso.example.com"))
+
+    @server.tool
+    def whoami(ctx: rondo.Context) -> str:
+        return f"{ctx.auth.subject}|{ctx.auth.client_id}|{' '.join(sorted(ctx.auth.scopes))}"
+
+    return server
+
+
+def test_in_memory_client_calls_as_the_given_principal() -> None:
+    from rondo.testing import principal
+
+    async def go(**kw):
+        async with Client(_guarded_server(), **kw) as client:
+            return await client.call_tool("whoami")
+
+    assert asyncio.run(go(auth=principal("alice", scopes=["b", "a"]))).text == "alice|rondo-tests|a b"
+    assert asyncio.run(go(auth=principal(None, client_id="job"))).text == "None|job|"
+    assert asyncio.run(go()).is_error  # the friction: without a principal ctx.auth is None
+
+
+def test_principal_helper_refuses_what_no_token_could_say() -> None:
+    from rondo.testing import principal
+
+    with pytest.raises(ValueError, match="subject or a client_id"):
+        principal(None, client_id=None)
+    with pytest.raises(TypeError, match="not one string"):
+        principal("alice", scopes="a b")  # type: ignore[arg-type]
+    assert principal("bob", claims={"tenant": "t1"}).claims["tenant"] == "t1"
+
+
+def test_auth_that_is_not_a_principal_is_refused_for_an_in_memory_server() -> None:
+    with pytest.raises(ValueError, match="rondo.testing.principal"):
+        Client(_guarded_server(), auth=object())

@@ -108,8 +108,9 @@ class Client:
     2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
     `deadline` bound each input_required exchange, `max_input_requests` the questions in one
-    round; `timeout` bounds each request. `auth` (HTTP only) signs in to protected servers:
-    `rondo.client.OAuth(...)` or `rondo.client.ClientCredentials(...)`. `tasks=True` (or a
+    round; `timeout` bounds each request. `auth` signs in to protected HTTP servers:
+    `rondo.client.OAuth(...)` or `rondo.client.ClientCredentials(...)`; to a server object in
+    memory, a `rondo.auth.Principal` (`rondo.testing.principal(...)`) is the caller. `tasks=True` (or a
     `rondo.tasks.TasksClient(...)`) takes tool calls answered with a task to their end.
     """
 
