@@ -283,13 +283,24 @@ def test_streamed_body_over_the_limit_is_413_without_content_length():
     assert run(go()) == 413
 
 
-@pytest.mark.parametrize("raw", [b"{", b"", b"not json", b'{"jsonrpc": "2.0",}', b"\xff\xfe",
-                                 b"[" * 100_000 + b"]" * 100_000])
+@pytest.mark.parametrize("raw", [b"{", b"", b"not json", b'{"jsonrpc": "2.0",}', b"\xff\xfe"])
 def test_invalid_json_is_parse_error_400(raw):
     response, messages = send(None, {"content-type": "application/json", "mcp-method": "x",
                                      "mcp-protocol-version": VERSION}, raw=raw)
     assert response.status_code == 400
     assert error_of(response, messages)["code"] == PARSE_ERROR
+    still_serving()
+
+
+def test_nesting_past_the_decoder_gets_the_nesting_bound_400():
+    # Past the decoder's own recursion limit: the one nesting bound (wire/bounds.py), no id.
+    response, messages = send(None, {"content-type": "application/json", "mcp-method": "x",
+                                     "mcp-protocol-version": VERSION},
+                              raw=b"[" * 100_000 + b"]" * 100_000)
+    assert response.status_code == 400
+    assert error_of(response, messages) == {
+        "code": INVALID_PARAMS, "message": "Invalid params: nested deeper than 128 levels",
+        "data": {"maxDepth": 128}}
     still_serving()
 
 

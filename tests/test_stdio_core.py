@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from helpers_core import (
+    INVALID_PARAMS,
     INVALID_REQUEST,
     LOG_LEVEL,
     PARSE_ERROR,
@@ -155,7 +156,7 @@ def test_invalid_json_then_keeps_going(proc):
     proc.write(b"[1, 2]\n")
     assert proc.line()["error"]["code"] == INVALID_REQUEST
     proc.write(b"[" * 100_000 + b"\n")  # nested past the decoder's recursion limit
-    assert proc.line()["error"]["code"] == PARSE_ERROR
+    assert proc.line()["error"]["code"] == INVALID_PARAMS  # the one nesting bound (wire/bounds.py)
     proc.write(b"\n   \n")  # blank lines are ignored
     proc.send(request("server/discover", id="ok"))
     assert proc.line()["id"] == "ok"

@@ -20,6 +20,7 @@ import msgspec
 from ..server.express import answer_tool
 from ..server.failures import masked_internal_error
 from ..server.request import Request
+from ..wire.bounds import may_be_deep, nesting_error, too_deep
 from ..wire.envelope import check_version, envelope
 from ..wire.era import MODERN, has_modern_meta, http_era
 from ..wire.errors import (
@@ -282,7 +283,8 @@ class HttpApp:
         except Disconnected:
             return
         core = self.core
-        if (core.express and facts.tool_name is not None
+        deep = may_be_deep(body)
+        if (not deep and core.express and facts.tool_name is not None
                 and facts.tool_name in (calls := core.typed or core.typed_calls()).header_names
                 and b"mcp-session-id" not in headers):
             # The usual plain call: checked and decoded by the typed lane in one pass.
@@ -300,6 +302,9 @@ class HttpApp:
             return
         if not isinstance(msg, dict):
             await send_error(send, None, not_an_object(msg))
+            return
+        if deep and too_deep(msg):
+            await send_error(send, readable_id(msg), nesting_error())
             return
         if b"mcp-session-id" not in headers and has_modern_meta(msg):
             era = MODERN  # the usual 2026-07-28 request, without asking the headers

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..wire.bounds import may_be_deep, nesting_error, too_deep
+from ..wire.jsonrpc import error_response, readable_id
 from .connection import Connection
 
 if TYPE_CHECKING:
@@ -50,7 +52,10 @@ class MemoryConnection:
         """
         if self.closed:
             raise ConnectionError("connection closed")
-        msg = _copy(message)
+        raw = _encode(message)
+        msg: dict[str, Any] = _decode(raw)
+        if may_be_deep(raw) and too_deep(msg):  # the bound every transport holds
+            return error_response(readable_id(msg), nesting_error()) if "id" in msg else None
         rid = msg.get("id")
         box: list[dict[str, Any]] = []
 

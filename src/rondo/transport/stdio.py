@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..server.express import answer_tool
+from ..wire.bounds import may_be_deep, nesting_error, too_deep
 from ..wire.envelope import check_version, envelope
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
 from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
@@ -92,7 +93,8 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
     core = server._core or server.core
     # `find`, not `in`: bytes' `in` first tries its operand as an integer, and raises, formats
     # and drops a TypeError on every line before it searches (about 1.5k instructions).
-    if core.express and line.find(b'"tools/call"') != -1:
+    deep = may_be_deep(line)
+    if not deep and core.express and line.find(b'"tools/call"') != -1:
         response = (core.typed or core.typed_calls()).answer(line, send)
         if response is not None:
             send(response)
@@ -104,6 +106,9 @@ def answer_now(server: Server, line: bytes, send: Callable[[dict[str, Any]], Non
         return True
     if not isinstance(msg, dict):
         send(error_response(None, not_an_object(msg)))
+        return True
+    if deep and too_deep(msg):
+        send(error_response(readable_id(msg), nesting_error()))
         return True
     method = msg.get("method")
     if method == "initialize" or "id" not in msg:

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import msgspec
 
+from ..wire.bounds import may_be_deep, nesting_error, too_deep
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
-from ..wire.jsonrpc import error_response, not_an_object
+from ..wire.jsonrpc import error_response, not_an_object, readable_id
 from .connection import Connection
 from .stdio import DEFAULT_MAX_IN_FLIGHT, OutputClosed, log_output_closed, write_all
 
@@ -80,6 +81,9 @@ class StdioSession:
             return None
         if not isinstance(msg, dict):
             self.send(error_response(None, not_an_object(msg)))
+            return None
+        if may_be_deep(line) and too_deep(msg):
+            self.send(error_response(readable_id(msg), nesting_error()))
             return None
         return msg
 

@@ -27,8 +27,13 @@ def undecodable(body: bytes, exc: BaseException) -> tuple[Any, McpError]:
     msgspec refuses a lone surrogate escape (`"\\ud800"`) in a string, but such a body is
     syntactically valid JSON (RFC 8259 section 8.2): it is answered -32602 naming the field
     (`data: {"field": "params.arguments.text"}`), with the request's id, not -32700. Only this
-    cold path looks: a body without a surrogate escape costs one byte search more.
+    cold path looks: a body without a surrogate escape costs one byte search more. A body nested
+    past the decoder's recursion limit gets the nesting bound's -32602 (`wire/bounds.py`).
     """
+    if isinstance(exc, RecursionError):  # nested past the decoder's own limit: the one bound
+        from .bounds import nesting_error
+
+        return None, nesting_error()
     if b"\\u" in body:
         found = _lone_surrogate(body)
         if found is not None:
