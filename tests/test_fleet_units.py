@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import base64
 import json
+import time
 
 import httpx
 import pytest
@@ -293,9 +294,14 @@ def test_the_redis_bus_delivers_here_when_redis_is_down(caplog):
     got: list[tuple[str, str]] = []
     bus.attach(lambda kind, payload: got.append((kind, payload)))
     bus.publish("list_changed", "tools")
-    assert got == [("list_changed", "tools")]
+    assert got == [("list_changed", "tools")]  # at once: publish never waits for Redis
+    deadline = time.monotonic() + 10
+    while bus.lost < 1:  # the publisher thread's PUBLISH is refused, and counted lost
+        assert time.monotonic() < deadline, "the failed publish was never counted"
+        time.sleep(0.01)
+    assert got == [("list_changed", "tools")]  # not delivered twice: unsubscribed, no echo
     assert "could not publish" in caplog.text and "127.0.0.1:1" not in repr(bus)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="one server"):
         bus.attach(lambda kind, payload: None)
 
 
