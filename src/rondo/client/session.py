@@ -108,7 +108,8 @@ class Client:
     2026-07-28 one skips the probe; a 2025 one uses the `initialize` handshake); by default the
     client probes with `server/discover` and falls back to the handshake. `max_rounds` and
     `deadline` bound each input_required exchange, `max_input_requests` the questions in one
-    round; `timeout` bounds each request. `auth` signs in to protected HTTP servers:
+    round; `timeout` bounds each request, counted again from each progress notification of a
+    request that takes `on_progress`, up to `max_timeout` in all (None: no bound). `auth` signs in to protected HTTP servers:
     `rondo.client.OAuth(...)` or `rondo.client.ClientCredentials(...)`; to a server object in
     memory, a `rondo.auth.Principal` (`rondo.testing.principal(...)`) is the caller. `tasks=True` (or a
     `rondo.tasks.TasksClient(...)`) takes tool calls answered with a task to their end.
@@ -131,6 +132,7 @@ class Client:
         max_input_requests: int = DEFAULT_MAX_INPUT_REQUESTS,
         deadline: float | None = None,
         timeout: float | None = 60.0,
+        max_timeout: float | None = 600.0,
         probe_timeout: float = 10.0,
         headers: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
@@ -179,6 +181,11 @@ class Client:
             self._inject = inject
         self.deadline = deadline
         self.timeout = timeout
+        if max_timeout is not None and not max_timeout > 0:
+            raise ValueError("max_timeout must be a positive number of seconds or None")
+        self.max_timeout = max_timeout
+        # progress token -> what a progress notification calls: push the request's deadline on.
+        self._extend: dict[Any, Callable[[], None]] = {}
         self.probe_timeout = probe_timeout
         self.on_notification = on_notification
         # auth hook: an httpx.Auth (rondo.client.OAuth, ClientCredentials) for HTTP targets.
@@ -320,7 +327,7 @@ class Client:
                 assert on_progress is not None
                 self._progress[token] = on_progress
             try:
-                response = await self._send(message, headers, limit)
+                response = await self._send(message, headers, limit, token)
             finally:
                 if token is not None:
                     self._progress.pop(token, None)
@@ -344,17 +351,38 @@ class Client:
             return result
         raise AssertionError("unreachable")
 
-    async def _send(self, message: Json, headers: Mapping[str, str] | None, limit: float | None) -> Json:
+    async def _send(self, message: Json, headers: Mapping[str, str] | None, limit: float | None,
+                    token: Any = None) -> Json:
         guard = asyncio.timeout(limit)
+        extended = False
+        if token is not None and limit is not None:
+            loop = asyncio.get_running_loop()
+            cap = None if self.max_timeout is None else loop.time() + max(self.max_timeout, limit)
+
+            def extend() -> None:  # progress: the server is working, count `limit` from now
+                nonlocal extended
+                when = loop.time() + limit
+                guard.reschedule(when if cap is None else min(when, cap))
+                extended = True
+
+            self._extend[token] = extend
         try:
             async with guard:
                 return await self.transport.request(message, headers)
         except TimeoutError:
             if guard.expired():
+                if extended:
+                    raise RequestTimeout(
+                        f"no answer to {message['method']} (id {message['id']!r}) within {limit} s "
+                        f"of its last progress, or {self.max_timeout} s in all (max_timeout)"
+                    ) from None
                 raise RequestTimeout(
                     f"no answer to {message['method']} (id {message['id']!r}) within {limit} s"
                 ) from None
             raise
+        finally:
+            if token is not None:
+                self._extend.pop(token, None)
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Json:
         """Any request, raw: the result dict (the envelope is added for you)."""
@@ -368,8 +396,11 @@ class Client:
         method = message.get("method")
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
-        if method == "notifications/progress":
-            callback = self._progress.get(params.get("progressToken"))
+        if method == "notifications/progress" and isinstance(params.get("progressToken"), str | int):
+            extend = self._extend.get(params["progressToken"])
+            if extend is not None:
+                extend()
+            callback = self._progress.get(params["progressToken"])
             if callback is not None:
                 await _maybe_await(callback(params.get("progress", 0), params.get("total"), params.get("message")))
         if method in _LIST_CHANGED:

@@ -71,9 +71,13 @@ class MemoryConnection:
             try:
                 await task
             except asyncio.CancelledError:
-                if task.cancelled():
-                    return None
+                if task.cancelled() and not _cancelling():
+                    return None  # the server cancelled the request; the caller was not
                 raise
+            if not box and _cancelling():
+                # The caller was cancelled (a client timeout) and the request with it, which
+                # swallowed the cancellation: hand it back, or the caller's timeout is lost.
+                raise asyncio.CancelledError
         return _copy(box[0]) if box else None
 
     def _outside(self, note: dict[str, Any]) -> None:
@@ -83,6 +87,11 @@ class MemoryConnection:
     async def close(self) -> None:
         self.closed = True
         self._connection.close()
+
+
+def _cancelling() -> bool:
+    current = asyncio.current_task()
+    return current is not None and current.cancelling() > 0
 
 
 def connect(server: Server, *, auth: Any = None) -> MemoryConnection:
