@@ -173,7 +173,8 @@ def test_the_handle_api_and_resuming_from_another_client() -> None:
             assert list(again.last["inputRequests"]) == ["more"]
             await again.update({"more": {"action": "accept", "content": {"more": False}}})
             result = await again.wait(answer=False)
-            assert result["content"][0]["text"] == "bees for Grace"
+            assert isinstance(result, CallToolResult)  # what call_tool returns, not a dict
+            assert result.text == "bees for Grace" and not result.is_error
             cancelled = await second.start_tool("wait", {"seconds": 30})
             assert isinstance(cancelled, TaskHandle)
             await cancelled.cancel()

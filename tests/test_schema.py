@@ -787,3 +787,42 @@ def test_pydantic_is_not_imported_unless_a_model_is_used():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+# -- `object` spells what `Any` spells in a return annotation (first-hour friction 7) ----------
+
+@pytest.mark.parametrize(("spelled", "same_as"), [
+    (dict[str, object], dict[str, Any]),
+    (list[object], list[Any]),
+    (dict[str, list[object]], dict[str, list[Any]]),
+    (tuple[int, object], tuple[int, Any]),
+])
+def test_object_and_any_give_the_same_output_schema(spelled: Any, same_as: Any) -> None:
+    def with_object() -> None: ...
+
+    def with_any() -> None: ...
+
+    with_object.__annotations__["return"] = spelled
+    with_any.__annotations__["return"] = same_as
+    got = tool_signature(with_object).output_schema
+    assert got is not None and got == tool_signature(with_any).output_schema
+
+
+def test_dict_of_object_return_is_structured_output_end_to_end() -> None:
+    import asyncio
+
+    import rondo
+    from rondo.client import Client
+
+    server = rondo.Server("spelling", state=None)
+
+    @server.tool
+    def stats() -> dict[str, object]:
+        """Counts."""
+        return {"hits": 3, "tags": ["a"]}
+
+    async def go() -> Any:
+        async with Client(server) as client:
+            return await client.call_tool("stats")
+
+    assert asyncio.run(go()).structured_content == {"hits": 3, "tags": ["a"]}

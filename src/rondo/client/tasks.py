@@ -102,11 +102,19 @@ class TaskHandle:
         """`tasks/cancel`: ask the server to stop it (cooperative; poll to see it end)."""
         await self.client._rpc("tasks/cancel", {"taskId": self.task_id})
 
-    async def wait(self, *, on_status: StatusCallback | None = None, answer: bool = True) -> Json:
-        """Poll until the task ends; return its result dict (raise TaskFailed or
-        TaskWasCancelled otherwise). With `answer`, input requests go to the client's
-        handlers and their answers back through `tasks/update`, each key once. Cancelling
-        the awaiting code cancels the task."""
+    async def wait(self, *, on_status: StatusCallback | None = None,
+                   answer: bool = True) -> CallToolResult:
+        """Poll until the task ends; return its result, the `CallToolResult` that
+        `call_tool` returns (raise TaskFailed or TaskWasCancelled otherwise). With `answer`,
+        input requests go to the client's handlers and their answers back through
+        `tasks/update`, each key once. Cancelling the awaiting code cancels the task."""
+        from .types import CallToolResult, convert
+
+        result = await self.wait_raw(on_status=on_status, answer=answer)
+        return convert(result, CallToolResult, "the task's tools/call result")
+
+    async def wait_raw(self, *, on_status: StatusCallback | None = None, answer: bool = True) -> Json:
+        """As `wait`, but the result as the server sent it (a dict)."""
         shown: tuple[Any, Any] | None = None
         task = self.last
         fetched = False
@@ -175,7 +183,7 @@ class TasksClient:
             raise ProtocolError(f"server answered {method} with a task; only tools/call may be one")
         task = _check_task(result, "the task result")
         handle = TaskHandle(client, task["taskId"], {k: v for k, v in task.items() if k != "resultType"})
-        return await handle.wait(on_status=self.on_status)
+        return await handle.wait_raw(on_status=self.on_status)
 
 
 # -- 2025-11-25 experimental tasks ---------------------------------------------------------------

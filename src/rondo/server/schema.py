@@ -460,7 +460,10 @@ _DATETIME_FORMATS = ((datetime.datetime, "date-time"), (datetime.time, "time"))
 
 def _prepare(tp: Any) -> Any:
     """Rewrite a hint for msgspec: plain strings in Annotated become `Meta(description=...)`;
-    datetime/time gain their JSON Schema `format` (msgspec leaves it out)."""
+    datetime/time gain their JSON Schema `format` (msgspec leaves it out); `object` means
+    what `Any` means (`dict[str, object]` and `dict[str, Any]` give the same schema)."""
+    if tp is object:
+        return Any
     for kind, fmt in _DATETIME_FORMATS:
         if tp is kind:
             return Annotated[tp, msgspec.Meta(extra_json_schema={"format": fmt})]
