@@ -36,8 +36,8 @@ def build(config: RunConfig) -> tuple[Any, Server]:
 
 
 def connect_redis(server: Server, url: str) -> None:
-    """One Redis for the fleet: the change bus, and one-time state and tasks where they were
-    in memory."""
+    """One Redis for the fleet: the change bus, one-time state and tasks where they were in
+    memory, and any extension with a `use_redis(url)` hook (per-user state's memory store)."""
     from ..state.replay import MemoryReplayStore, RedisReplayStore
     from .bus import use_bus
     from .redis_bus import RedisBus
@@ -56,6 +56,10 @@ def connect_redis(server: Server, url: str) -> None:
         elif isinstance(tasks, Tasks) and isinstance(tasks.store, MemoryTaskStore):
             tasks.store = RedisTaskStore(url=url)
     use_bus(server, RedisBus(url=url, channel=f"rondo:changes:{server.name}"))
+    for extension in server.extensions.values():
+        use_redis = getattr(extension, "use_redis", None)  # e.g. per-user state's memory store
+        if use_redis is not None:
+            use_redis(url)
 
 
 def _loopback() -> list[str]:

@@ -255,6 +255,17 @@ class Context:
         """What the server's `@server.lifespan` hooks yielded (a DB pool, a client...)."""
         return self.server._lifespan.state
 
+    @property
+    def user_state(self) -> Any:
+        """The caller's per-user state (`rondo.userstate.UserStateView`): needs
+        `server.extension(rondo.userstate.UserState(...))`; raises `NoPrincipal` for an
+        anonymous caller unless that extension shares state among anonymous callers."""
+        ext: Any = self.server.extensions.get("dev.rondo/user-state")
+        if ext is None:
+            raise RuntimeError("ctx.user_state needs per-user state installed: "
+                               "server.extension(rondo.userstate.UserState(...))")
+        return ext.view(self)
+
     # -- the tasks extension -------------------------------------------------------------------
 
     def start_task(self, message: str | None = None) -> Any:

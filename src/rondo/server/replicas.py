@@ -83,6 +83,12 @@ def check_fleet(server: Server, workers: int = 1, environ: Mapping[str, str] = o
             "on another. Use rondo run --redis URL, or "
             "server.extension(Tasks(store=RedisTaskStore(url=...)))."
         )
+    for extension in server.extensions.values():
+        # An extension that keeps data per process says why it cannot be one of many.
+        problem = getattr(extension, "fleet_problem", None)
+        reason = problem(server) if problem is not None else None
+        if reason:
+            raise FleetError(f"rondo: refusing to start {server.name!r} as {what}: {reason}")
     policy = server.state_policy
     if policy is None:
         return  # state=None: the server handles raw requestState itself
