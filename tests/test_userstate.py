@@ -341,3 +341,15 @@ def test_any_json_value_round_trips_and_cas_matches_equal_values(value: Any) -> 
 
 def _ctx() -> rondo.Context:
     return rondo.Context(rondo.Server("views", state=None))
+
+
+def test_the_benchmark_runs_and_reports_each_store() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "benchmarks/bench_userstate.py", "--calls", "20",
+                           "--rounds", "1"], cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    labels = [line.split(":")[0].strip() for line in done.stdout.splitlines()]
+    assert labels == ["no state", "memory", "redis"]

@@ -26,6 +26,9 @@ _OPS = ("get", "set", "delete", "cas", "take", "get_sync", "set_sync", "delete_s
         "take_sync")
 
 
+_SCOPE_CACHE = 4096
+
+
 def _digest(*parts: str) -> str:
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
 
@@ -79,6 +82,7 @@ class UserState:
         self.max_value_bytes = max_value_bytes
         self.default_ttl = default_ttl
         self._principal = principal
+        self._scopes: dict[tuple[str, str], str] = {}  # (principal, client) -> key prefix
 
     # -- the Extension protocol: nothing on the wire -------------------------------------------
 
@@ -110,13 +114,14 @@ class UserState:
     def principal_of(self, ctx: Any) -> str | None:
         if self._principal is not None:
             return self._principal(ctx)
-        policy = ctx.server.state_policy
-        if policy is None:
-            from ..state.policy import anonymous
-
-            return anonymous(ctx)
-        result: str | None = policy.principal_of(ctx)
-        return result
+        # A configured StatePolicy says who the caller is; otherwise (state=None, or the default
+        # policy not made yet) it is the verified token's binding, as the default policy's is.
+        configured = getattr(ctx.server._state_policy, "principal_of", None)
+        if configured is not None:
+            result: str | None = configured(ctx)
+            return result
+        binding = getattr(ctx.auth, "binding", None)
+        return binding if isinstance(binding, str) else None
 
     def view(self, ctx: Any) -> UserStateView:
         """The caller's view, or `NoPrincipal` for an anonymous caller under `"refuse"`."""
@@ -130,5 +135,9 @@ class UserState:
         if self.scope == "client":
             auth = getattr(ctx, "auth", None)
             client = getattr(auth, "client_id", None) or (ctx.client_info or {}).get("name") or ""
-        prefix = "a" if who == "" else "p"
-        return UserStateView(self, f"{prefix}{_digest(who, client)}:")
+        scope = self._scopes.get((who, client))
+        if scope is None:
+            if len(self._scopes) >= _SCOPE_CACHE:
+                self._scopes.clear()
+            scope = self._scopes[(who, client)] = f"{'a' if who == '' else 'p'}{_digest(who, client)}:"
+        return UserStateView(self, scope)

@@ -72,11 +72,12 @@ class UserStateView(_Scoped):
       concurrent takes, exactly one gets it.
     """
 
-    __slots__ = ("sync",)
+    __slots__ = ()
 
-    def __init__(self, ext: UserState, scope: str) -> None:
-        super().__init__(ext, scope)
-        self.sync = SyncUserStateView(ext, scope)
+    @property
+    def sync(self) -> SyncUserStateView:
+        """The same operations, blocking."""
+        return SyncUserStateView(self._ext, self._scope)
 
     async def get(self, key: str, default: Any = None) -> Any:
         data = await self._store.get(self._key(key))
