@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 import msgspec
 
+from ..wire.inflate import ACCEPT_ENCODING, InflateError, TooLarge, read_body
 from .errors import VerifierUnavailable
 
 DEFAULT_TIMEOUT = 5.0
@@ -57,22 +58,21 @@ class Fetcher:
                         auth: tuple[str, str] | None, where: str) -> dict[str, Any]:
         client = self._http()
         method = "GET" if form is None else "POST"
-        headers = {"accept": "application/json"}
+        headers = {"accept": "application/json", "accept-encoding": ACCEPT_ENCODING}
         try:
             async with client.stream(method, url, data=form, auth=auth, headers=headers) as response:
                 if response.status_code != 200:
                     raise VerifierUnavailable(f"{where} answered HTTP {response.status_code}")
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        raise VerifierUnavailable(f"{where} sent more than {self.max_bytes} bytes")
-                    chunks.append(chunk)
+                # Decoded within the cap as it inflates: a compressed bomb is refused early.
+                raw = await read_body(response, self.max_bytes)
+        except TooLarge:
+            raise VerifierUnavailable(f"{where} sent more than {self.max_bytes} bytes") from None
+        except InflateError as exc:
+            raise VerifierUnavailable(f"{where} sent an undecodable body ({exc})") from None
         except httpx.HTTPError as exc:
             raise VerifierUnavailable(f"{where} unreachable ({type(exc).__name__})") from None
         try:
-            body = msgspec.json.decode(b"".join(chunks))
+            body = msgspec.json.decode(raw)
         except (msgspec.DecodeError, RecursionError):
             raise VerifierUnavailable(f"{where} sent invalid JSON") from None
         if not isinstance(body, dict):

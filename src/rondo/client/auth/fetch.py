@@ -16,6 +16,7 @@ import httpx
 import msgspec
 
 from rondo.client.auth.errors import AuthError
+from rondo.wire.inflate import ACCEPT_ENCODING, InflateError, TooLarge, read_body
 
 MAX_BODY = 256 * 1024
 USER_AGENT = "rondo-oauth"
@@ -62,19 +63,21 @@ async def exchange(
     what = f"{method} {_safe_url(url)}"
     try:
         async with asyncio.timeout(limits.timeout):
-            kwargs: dict[str, Any] = {"headers": {"Accept": "application/json", **(headers or {})}}
+            kwargs: dict[str, Any] = {"headers": {"Accept": "application/json",
+                                                  "Accept-Encoding": ACCEPT_ENCODING, **(headers or {})}}
             if data is not None:
                 kwargs["data"] = dict(data)
             if json is not None:
                 kwargs["content"] = msgspec.json.encode(json)
                 kwargs["headers"]["Content-Type"] = "application/json"
             async with http.stream(method, url, **kwargs) as response:
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > limits.max_body:
-                        raise error(f"{what}: response larger than {limits.max_body} bytes")
-                return Reply(response.status_code, response.headers, bytes(body), url)
+                # Decoded within the cap as it inflates: a compressed bomb is refused early.
+                body = await read_body(response, limits.max_body)
+                return Reply(response.status_code, response.headers, body, url)
+    except TooLarge:
+        raise error(f"{what}: response larger than {limits.max_body} bytes") from None
+    except InflateError as exc:
+        raise error(f"{what}: undecodable response ({exc})") from None
     except TimeoutError:
         raise error(f"{what}: no complete answer within {limits.timeout:g} s") from None
     except httpx.HTTPError as exc:

@@ -81,7 +81,9 @@ class HeadlessRedirect:
     async def authorize(self, url: str) -> str:
         async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=self.transport) as http:
             try:
-                response = await http.get(url)
+                # Only the status and Location are needed: the body is never read.
+                async with http.stream("GET", url) as response:
+                    pass
             except httpx.HTTPError as exc:
                 raise AuthorizationDenied(f"authorization endpoint unreachable: {type(exc).__name__}") from None
         location = response.headers.get("location")

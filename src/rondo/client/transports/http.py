@@ -33,11 +33,14 @@ from rondo.client.transports import Incoming, Json, is_response, is_server_reque
 from rondo.client.transports.sse import SseParser, bounded_lines, events
 from rondo.wire.era import sent_legacy
 from rondo.wire.headers import encode_value
+from rondo.wire.inflate import ACCEPT_ENCODING, InflateError, TooLarge, body_of
 from rondo.wire.meta import NAME_FIELDS, PROTOCOL_VERSION
 
 from ...wire.errors import DECODE_ERRORS
 
 _ACCEPT = "application/json, text/event-stream"
+# What notify(), error bodies and DELETE may make us read (only the start of it is shown).
+_MAX_ERROR_BODY = 64 * 1024
 _MAX_REDIRECTS = 5
 
 
@@ -157,14 +160,17 @@ class HttpTransport:
         client = self._require_client()
         try:
             for _ in range(_MAX_REDIRECTS + 1):
-                response = await client.post(self.url, content=msgspec.json.encode(message),
-                                             headers=self._headers(message, None))
-                if not self._redirected(response):
-                    break
+                async with client.stream("POST", self.url, content=msgspec.json.encode(message),
+                                         headers=self._headers(message, None)) as response:
+                    if self._redirected(response):
+                        continue
+                    if response.status_code >= 400:
+                        body = await self._read_body(response, _MAX_ERROR_BODY, truncate=True)
+                        raise HttpError(response.status_code, body.decode("utf-8", "replace"))
+                    return
         except httpx.HTTPError as exc:
             raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
-        if response.status_code >= 400:
-            raise HttpError(response.status_code, response.text)
+        raise TransportError(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
 
     async def close(self) -> None:
         tasks = list(self._tasks)
@@ -176,8 +182,9 @@ class HttpTransport:
         if client is None:
             return
         if self.session_id is not None:
-            with contextlib.suppress(Exception):
-                await client.delete(self.url, headers=self._session_headers(), timeout=2.0)
+            with contextlib.suppress(Exception):  # the answer's body is not read
+                async with client.stream("DELETE", self.url, headers=self._session_headers(), timeout=2.0):
+                    pass
         if self._own_client:
             await client.aclose()
 
@@ -208,7 +215,7 @@ class HttpTransport:
     # -- headers -------------------------------------------------------------------------------
 
     def _session_headers(self) -> dict[str, str]:
-        out = dict(self.headers)
+        out = {"Accept-Encoding": ACCEPT_ENCODING, **self.headers}
         if self.legacy_version:
             out["MCP-Protocol-Version"] = self.legacy_version
         if self.session_id:
@@ -216,7 +223,7 @@ class HttpTransport:
         return out
 
     def _headers(self, message: Mapping[str, Any], extra: Mapping[str, str] | None) -> dict[str, str]:
-        out = {"Content-Type": "application/json", "Accept": _ACCEPT}
+        out = {"Content-Type": "application/json", "Accept": _ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
         if sent_legacy(message):
             out.update(self._session_headers())
         else:
@@ -238,7 +245,7 @@ class HttpTransport:
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "text/event-stream" and response.status_code < 300:
             return await self._read_stream(response, rid, stack)
-        body = await self._read_body(response)
+        body = await self._read_body(response, self.max_response)
         try:
             message = msgspec.json.decode(body) if body.strip() else None
         except DECODE_ERRORS:
@@ -276,7 +283,7 @@ class HttpTransport:
                 self._require_client().stream("GET", self.url, headers=headers)
             )
             if response.status_code >= 400:
-                body = await response.aread()
+                body = await self._read_body(response, _MAX_ERROR_BODY, truncate=True)
                 raise HttpError(response.status_code, body.decode("utf-8", "replace"))
 
     async def _on_event(self, data: str, rid: Any) -> Json | None:
@@ -340,17 +347,36 @@ class HttpTransport:
         return SseParser(max_event=self.max_event)
 
     def _lines(self, response: httpx.Response) -> AsyncIterator[str]:
-        return bounded_lines(response.aiter_bytes(), self.max_event)
+        # No cap on the stream's total (it may live for hours): each decoded piece is bounded
+        # and bounded_lines refuses any line over max_event as it grows.
+        return bounded_lines(self._decoded(response, None), self.max_event)
 
-    async def _read_body(self, response: httpx.Response) -> bytes:
+    async def _decoded(self, response: httpx.Response, limit: int | None) -> AsyncIterator[bytes]:
+        """The body, Content-Encoding undone as it is read, never more than `limit` bytes."""
+        try:
+            async for piece in body_of(response, limit):
+                yield piece
+        except TooLarge:
+            raise ProtocolError(f"server's answer exceeds {limit} bytes") from None
+        except InflateError as exc:
+            raise ProtocolError(f"server's answer refused: {exc}") from None
+
+    async def _read_body(self, response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
+        """The decoded body; beyond `limit` a ProtocolError, or with `truncate` its first
+        `limit` bytes (an error body is shown, not needed whole)."""
         length = response.headers.get("content-length", "")
-        if length.isdigit() and int(length) > self.max_response:
-            raise ProtocolError(f"server's answer is {length} bytes (limit {self.max_response})")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self.max_response:
-                raise ProtocolError(f"server's answer exceeds {self.max_response} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        if not truncate and length.isdigit() and int(length) > limit:
+            raise ProtocolError(f"server's answer is {length} bytes (limit {limit})")
+        body = bytearray()
+        try:
+            async for piece in body_of(response, None if truncate else limit):
+                body += piece
+                if len(body) >= limit and truncate:
+                    return bytes(body[:limit])
+        except TooLarge:
+            raise ProtocolError(f"server's answer exceeds {limit} bytes") from None
+        except InflateError as exc:
+            if truncate:
+                return bytes(body)
+            raise ProtocolError(f"server's answer refused: {exc}") from None
+        return bytes(body)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -65,36 +66,32 @@ class SseParser:
 
 async def bounded_lines(chunks: AsyncIterator[bytes], max_line: int) -> AsyncIterator[str]:
     """Text lines from byte chunks (LF, CRLF or CR endings), refusing any line over
-    `max_line` bytes: a stream with no line ending cannot grow without bound."""
-    buffer = b""
-    pending_cr = False
+    `max_line` bytes: a stream with no line ending cannot grow without bound. Linear: each
+    byte is scanned for a line ending once, however the stream is cut into chunks."""
+    buffer = bytearray()
+    pending_cr = False  # the last chunk ended in CR: an LF opening the next one belongs to it
     async for chunk in chunks:
-        if pending_cr and chunk.startswith(b"\n"):
+        if not chunk:
+            continue  # an empty chunk between CR and LF must not forget the CR
+        if pending_cr and chunk[:1] == b"\n":
             chunk = chunk[1:]
         pending_cr = False
+        scanned = len(buffer)  # what is already buffered holds no line ending
         buffer += chunk
         start = 0
-        while True:
-            cut = _line_end(buffer, start)
-            if cut == -1:
-                break
-            yield buffer[start:cut].decode("utf-8", "replace")
-            if buffer[cut] == 13 and cut + 1 < len(buffer) and buffer[cut + 1] == 10:
-                start = cut + 2
-            else:
-                pending_cr = buffer[cut] == 13 and cut + 1 == len(buffer)
-                start = cut + 1
-        buffer = buffer[start:]
+        for match in _LINE_END.finditer(buffer, scanned):
+            yield buffer[start:match.start()].decode("utf-8", "replace")
+            start = match.end()
+            pending_cr = start == len(buffer) and match.group() == b"\r"
+        if start:
+            del buffer[:start]
         if len(buffer) > max_line:
             raise ProtocolError(f"server sent an SSE line longer than {max_line} bytes")
     if buffer:
         yield buffer.decode("utf-8", "replace")
 
 
-def _line_end(buffer: bytes, start: int) -> int:
-    lf = buffer.find(b"\n", start)
-    cr = buffer.find(b"\r", start, lf if lf != -1 else len(buffer))
-    return cr if cr != -1 else lf
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 async def events(lines: AsyncIterator[str], parser: SseParser) -> AsyncIterator[Event]:
