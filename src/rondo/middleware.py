@@ -8,6 +8,7 @@ result (or raise `rondo.McpError`) to short-circuit. See docs/middleware.md.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +23,8 @@ class RequestLog:
     """Log one line per request round: method, name, id, era, principal, outcome and time.
 
     Outcome is `ok`, `input_required`, `tool_error` or `error <code>`. Arguments, answers and
-    tokens are never logged.
+    tokens are never logged. What the client sent (method, name or URI, id) and the principal
+    are escaped (`loggable`): a newline in a tool name cannot forge a second line.
     """
 
     def __init__(self, logger: logging.Logger | str = "rondo.requests", level: int = logging.INFO,
@@ -53,9 +55,33 @@ class RequestLog:
         finally:
             ms = (self.clock() - start) * 1000
             request.extras.setdefault("elapsed_ms", ms)
-            self.log.log(self.level, "%s %s id=%r era=%s principal=%s -> %s in %.1f ms",
-                         request.method, request.name or "-", request.id, request.era,
-                         request.principal or "-", outcome, ms)
+            self.log.log(self.level, "%s %s id=%s era=%s principal=%s -> %s in %.1f ms",
+                         loggable(request.method), loggable(request.name or "-"),
+                         loggable(repr(request.id)), request.era,
+                         loggable(request.principal or "-"), outcome, ms)
+
+
+# What a client controls and a log line must not carry raw: line breaks (C0, C1, U+2028/2029),
+# other control characters and the backslash that would make an escape ambiguous.
+_UNSAFE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\\\]")
+
+
+def loggable(text: object, limit: int = 200) -> str:
+    """`text` safe to put in one log line: control characters, line and paragraph separators and
+    backslashes escaped (`\\n`, `\\x1b`, `\\u2028`, `\\\\`), then cut to `limit` characters
+    (`...` marks a cut). A client cannot forge a line or a terminal escape through it."""
+    value = text if isinstance(text, str) else str(text)
+    if len(value) > limit * 4:
+        value = value[: limit * 4]  # escaping at most quadruples: no need to look further
+    escaped = _UNSAFE.sub(_escape, value)
+    return escaped if len(escaped) <= limit else escaped[: limit - 3] + "..."
+
+
+def _escape(match: Any) -> str:
+    char: str = match.group()
+    if char == "\\":
+        return "\\\\"
+    return char.encode("unicode_escape").decode("ascii")
 
 
 class RateLimit:
@@ -147,4 +173,5 @@ def _principal_key(request: RequestView) -> Any:
 
 __all__ = [
     "RATE_LIMITED", "CallNext", "MaskErrors", "Middleware", "RateLimit", "RequestLog", "RequestView",
+    "loggable",
 ]

@@ -23,6 +23,7 @@ from ..mrtr.result import InputRequired
 from ..wire.envelope import Envelope
 from ..wire.era import LEGACY as LEGACY_ERA
 from ..wire.errors import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     LEGACY_RESOURCE_NOT_FOUND,
@@ -133,6 +134,60 @@ class LegacyDialect:
         if self.server.instructions is not None:
             result["instructions"] = self.server.instructions
         return session, result_response(rid, result)
+
+    async def open(self, msg: Mapping[str, Any], auth: Any = None,
+                   headers: Any = None) -> tuple[LegacySession | None, dict[str, Any]]:
+        """`initialize` through the server's middleware (a rate limiter, a request log), as
+        every other request: a session and its response, or (None, error response).
+
+        The chain sees an `initialize` request of this era, with the version, capabilities and
+        client info the client declared; its endpoint is `initialize` itself. A middleware that
+        refuses (raises `McpError`) opens no session; one that fails after the session opened
+        closes it again. Without middleware this is `initialize`, with no await on the way.
+        """
+        chain = self.core.middleware
+        if not chain:
+            return self.initialize(msg)
+        try:
+            rid, method, params, is_request = request_shape(msg)
+        except McpError:
+            return self.initialize(msg)  # initialize words the refusal
+        if not is_request:
+            return self.initialize(msg)
+        caps, info = params.get("capabilities"), params.get("clientInfo")
+        version = params.get("protocolVersion")
+        env = Envelope({}, version if isinstance(version, str) else "",
+                       caps if isinstance(caps, dict) else {},
+                       info if isinstance(info, dict) else None, self.config.log_level)
+        req = Request(rid, method, params, env, self, auth=auth, headers=headers)
+        opened: list[LegacySession] = []
+
+        async def endpoint() -> dict[str, Any]:
+            session, response = self.initialize(msg)
+            if session is None:
+                error = response["error"]
+                raise McpError(error["code"], error["message"], error.get("data"))
+            opened.append(session)
+            result: dict[str, Any] = response["result"]
+            return result
+
+        from .middleware import RequestView, run_chain
+
+        try:
+            result = await run_chain(chain, RequestView(req, self.server), endpoint)
+            if not isinstance(result, dict) or not opened:
+                raise McpError(INTERNAL_ERROR, "Internal error: middleware must answer initialize "
+                                               "through call_next (it opens the session)")
+        except McpError as exc:
+            for session in opened:
+                self.sessions.drop(session)
+            return None, error_response(rid, exc)
+        except Exception:
+            for session in opened:
+                self.sessions.drop(session)
+            return None, error_response(rid, masked_internal_error(
+                log, "unexpected failure in middleware around initialize"))
+        return opened[0], result_response(rid, result)
 
     def _remember_loop(self) -> None:
         with contextlib.suppress(RuntimeError):

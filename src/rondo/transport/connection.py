@@ -10,6 +10,7 @@ a legacy session on a handshake `initialize`, and writes what each request produ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -46,12 +47,13 @@ class Connection:
         self.listeners: set[Any] = set()
         self.dialect: LegacyDialect | None = None
         self.session: LegacySession | None = None
+        self._opening: asyncio.Future[None] | None = None  # an `initialize` in the middleware
 
     def feed(self, msg: dict[str, Any], sink: Send | None = None) -> asyncio.Task[Any] | None:
         """Take one decoded JSON object. A request becomes a running task (returned); what it
         produces goes to `sink`, by default the connection's `send`."""
         out = sink or self._send
-        if pipe_era(msg, self.session is not None) == LEGACY:
+        if pipe_era(msg, self.session is not None or self._opening is not None) == LEGACY:
             return self._legacy(msg, out)
         if "id" not in msg:
             if msg.get("method") == "notifications/cancelled":
@@ -80,15 +82,18 @@ class Connection:
     def _legacy(self, msg: dict[str, Any], out: Send) -> asyncio.Task[Any] | None:
         session = self.session
         if session is None:  # a handshake `initialize` opens the pipe's one session
+            opening = self._opening
+            if opening is not None:  # middleware is still deciding on it: keep the order
+                return asyncio.ensure_future(self._after_open(opening, msg, out))
             dialect = LegacyDialect(self.server, self.legacy_config)
-            session, response = dialect.initialize(msg)
-            out(response)
-            if session is None:
-                dialect.close_all()
+            if not self.core.middleware:
+                self._opened(dialect, *dialect.initialize(msg), out)
                 return None
-            session.outlet = self._send
-            self.dialect, self.session = dialect, session
-            return None
+            # The handshake runs through the server's middleware like any request (a rate
+            # limiter, a request log), so it waits on it; what arrives meanwhile waits too.
+            task = asyncio.ensure_future(self._open(dialect, msg, out))
+            self._opening = task
+            return task
         if "method" not in msg:
             if is_response(msg):
                 session.deliver(msg)  # the client's answer to one of our questions
@@ -108,6 +113,33 @@ class Connection:
             return None
         call = LegacyCall(session, out)
         return session.inflight.start(rid, self._answer_legacy(legacy, session, msg, call))
+
+    def _opened(self, dialect: LegacyDialect, session: LegacySession | None,
+                response: dict[str, Any], out: Send) -> None:
+        out(response)
+        if session is None:
+            dialect.close_all()
+            return
+        session.outlet = self._send
+        self.dialect, self.session = dialect, session
+
+    async def _open(self, dialect: LegacyDialect, msg: dict[str, Any], out: Send) -> None:
+        try:
+            session, response = await dialect.open(msg, self.auth)
+        except asyncio.CancelledError:
+            dialect.close_all()
+            raise
+        finally:
+            self._opening = None
+        self._opened(dialect, session, response, out)
+
+    async def _after_open(self, opening: asyncio.Future[None], msg: dict[str, Any],
+                          out: Send) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(opening)
+        task = self.feed(msg, out)  # a second `initialize` is refused there, as always
+        if task is not None:
+            await task
 
     async def _answer_legacy(self, dialect: LegacyDialect, session: LegacySession,
                              msg: dict[str, Any], call: LegacyCall) -> None:
@@ -138,6 +170,9 @@ class Connection:
     async def drain(self) -> None:
         """End of input: questions to the client can no longer be answered, listen streams end,
         everything else finishes."""
+        if self._opening is not None:  # the handshake still in the middleware: let it finish
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._opening)
         session = self.session
         if session is not None:
             if session.pending:
@@ -153,6 +188,8 @@ class Connection:
 
     def close(self) -> None:
         """The client is gone: cancel everything that runs or waits on it."""
+        if self._opening is not None:
+            self._opening.cancel()
         self.inflight.cancel_all()
         self._close_session()
 

@@ -300,7 +300,7 @@ class LegacyHttp:
             if needed:
                 await guard.forbid(send, readable_id(msg), needed)
                 return
-        session, response = self.dialect.initialize(msg)
+        session, response = await self.dialect.open(msg, scope.get("auth"), scope.get("headers"))
         if session is None:
             code = response["error"]["code"]
             await send_json(send, 503 if code == SERVER_BUSY else 400, response)
