@@ -16,7 +16,7 @@ import pytest
 SRC = Path(__file__).resolve().parent.parent / "src"
 RANK = {"wire": 0, "kinds": 1, "state": 1, "mrtr": 2, "auth": 2, "server": 3, "userstate": 3,
         "transport": 4,
-        "client": 5, "fleet": 5}
+        "client": 5, "fleet": 5, "openapi": 5}
 SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
              ("rondo.server.server", "rondo.transport.stdio")}
 

@@ -1,0 +1,223 @@
+"""`from_openapi`: a `rondo.Server` whose tools (and, by rule, resources) call an HTTP API."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import warnings
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import httpx
+
+import rondo
+from rondo import Context, ToolError
+
+from . import confirm, document
+from .call import Limits, result, send
+from .errors import OpenAPIError, OperationSkipped, Unsupported
+from .naming import Names, clean, default_name
+from .operations import METHODS, Operation, read
+from .request import prepare
+from .routes import UNSAFE_METHODS, Route, choose
+from .schemas import Translator
+
+AuthHeaders = Callable[[Context], "Mapping[str, str] | Awaitable[Mapping[str, str]]"]
+Customize = Callable[[Operation], "Operation | None"]
+_TEMPLATE_VAR = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def from_openapi(
+    source: Any,
+    client: httpx.AsyncClient,
+    *,
+    name: str | None = None,
+    base_url: str | None = None,
+    routes: Iterable[Route] = (),
+    customize: Customize | None = None,
+    unconfirmed: str = "refuse",
+    auth_headers: AuthHeaders | None = None,
+    timeout: float = 30.0,
+    max_response_bytes: int = 10 * 1024 * 1024,
+    max_document_bytes: int = document.MAX_DOCUMENT_BYTES,
+    server: rondo.Server | None = None,
+    resource_scheme: str = "openapi",
+    **server_options: Any,
+) -> rondo.Server:
+    """A server with one tool per operation of `source` (a dict, a JSON file path or an http(s)
+    URL fetched once), calling the API through `client` (its base URL, auth and transport).
+
+    `routes` choose what each operation becomes (first match wins; default: a tool);
+    `customize(op)` may rename, re-describe or re-kind an operation, or return None to hide it.
+    POST, PUT, PATCH and DELETE ask the user to confirm the exact request first (override per
+    `Route(confirm=...)` or in `customize`); a client that cannot be asked is refused with a
+    tool error, or, with `unconfirmed="run"`, the call runs unasked. `auth_headers(ctx)` gives
+    per-call headers (say, an exchanged token for `ctx.auth`); the MCP client's own token is
+    never forwarded.
+    """
+    if unconfirmed not in confirm.UNCONFIRMED:
+        raise ValueError(f"unconfirmed must be one of {confirm.UNCONFIRMED}, got {unconfirmed!r}")
+    if not isinstance(client, httpx.AsyncClient):
+        raise TypeError("client must be an httpx.AsyncClient")
+    limits = Limits(timeout, max_response_bytes)
+    doc = document.load(source, max_bytes=max_document_bytes)
+    base = _base_url(doc, client, base_url)
+    routes = tuple(routes)
+    if server is None:
+        title = doc.get("info", {}).get("title") if isinstance(doc.get("info"), dict) else None
+        server = rondo.Server(name or clean(str(title or "openapi")), **server_options)
+    elif server_options:
+        raise TypeError("server options go to rondo.Server; pass them there when giving server=")
+    tr = Translator(doc)
+    names = Names()
+    uri_base = f"{resource_scheme}://{clean(server.name)}"
+    for path, item in doc.get("paths", {}).items():
+        if not isinstance(item, dict):
+            continue
+        for method in METHODS:
+            op_doc = item.get(method)
+            if not isinstance(op_doc, dict):
+                continue
+            upper = method.upper()
+            tags = [t for t in op_doc.get("tags", ()) if isinstance(t, str)]
+            route = choose(routes, upper, path, tags)
+            if route.kind == "exclude":
+                continue
+            try:
+                op = read(doc, tr, path, method, item, op_doc,
+                          default_name(op_doc.get("operationId"), method, path))
+            except Unsupported as exc:
+                warnings.warn(f"{upper} {path} skipped: {exc}", OperationSkipped, stacklevel=2)
+                continue
+            op.kind = route.kind
+            op.confirm = upper in UNSAFE_METHODS if route.confirm is None else route.confirm
+            if customize is not None:
+                changed = customize(op)
+                if changed is None:
+                    continue
+                op = changed
+            if op.kind == "exclude":
+                continue
+            if op.kind in ("resource", "template") and not _readable(op):
+                warnings.warn(f"{upper} {path} served as a tool: a {op.kind} must be a GET "
+                              "whose only arguments are path variables", OperationSkipped,
+                              stacklevel=2)
+                op.kind = "tool"
+            op.name = names.claim(clean(op.name))
+            caller = _Caller(op, client, base, limits, auth_headers, unconfirmed)
+            if op.kind == "tool":
+                _add_tool(server, op, caller)
+            else:
+                _add_resource(server, op, caller, uri_base)
+    return server
+
+
+def _base_url(doc: dict[str, Any], client: httpx.AsyncClient, given: str | None) -> httpx.URL:
+    if given is not None:
+        url = httpx.URL(given)
+    elif str(client.base_url).strip("/"):
+        url = client.base_url
+    else:
+        servers = doc.get("servers") or []
+        first = servers[0] if servers and isinstance(servers[0], dict) else {}
+        raw = first.get("url")
+        if not isinstance(raw, str):
+            raise OpenAPIError("no base URL: give base_url=, a client with a base_url, or a "
+                               "document with servers")
+        for var, spec in (first.get("variables") or {}).items():
+            if isinstance(spec, dict) and "default" in spec:
+                raw = raw.replace("{" + var + "}", str(spec["default"]))
+        url = httpx.URL(raw)
+    if url.scheme not in ("http", "https") or not url.host:
+        raise OpenAPIError(f"the API base URL must be an absolute http(s) URL, got {str(url)!r}")
+    return url
+
+
+def _readable(op: Operation) -> bool:
+    if op.method != "GET" or op.body is not None:
+        return False
+    if any(p.location != "path" and p.required for p in op.params):
+        return False
+    path_params = [p for p in op.params if p.location == "path"]
+    if op.kind == "resource":
+        return not path_params
+    return bool(path_params) and all(_TEMPLATE_VAR.match(p.name) and p.arg == p.name
+                                     and p.style == "simple" for p in path_params)
+
+
+class _Caller:
+    """Runs one operation: prepare, confirm if needed, send, shape the answer."""
+
+    __slots__ = ("op", "client", "base", "limits", "auth_headers", "unconfirmed")
+
+    def __init__(self, op: Operation, client: httpx.AsyncClient, base: httpx.URL, limits: Limits,
+                 auth_headers: AuthHeaders | None, unconfirmed: str) -> None:
+        self.op = op
+        self.client = client
+        self.base = base
+        self.limits = limits
+        self.auth_headers = auth_headers
+        self.unconfirmed = unconfirmed
+
+    async def __call__(self, ctx: Context, arguments: dict[str, Any]) -> Any:
+        op = self.op
+        try:
+            prepared = prepare(op, arguments, self.base)
+        except ValueError as exc:
+            raise ToolError(f"{op.name}: {exc}") from None
+        if op.confirm:
+            asking = confirm.check(ctx, prepared, self.unconfirmed)
+            if asking is not None:
+                return asking
+        extra: dict[str, str] = {}
+        if self.auth_headers is not None:
+            given = self.auth_headers(ctx)
+            if inspect.isawaitable(given):
+                given = await given
+            extra = {str(k).lower(): str(v) for k, v in dict(given).items()}
+        response, body, secrets = await send(self.client, prepared, extra, self.limits)
+        return result(op, response, body, secrets)
+
+
+def _annotations(op: Operation) -> dict[str, Any]:
+    hints: dict[str, Any] = {}
+    if op.title:
+        hints["title"] = op.title
+    safe = op.method in ("GET", "HEAD", "OPTIONS")
+    hints["readOnlyHint"] = safe
+    if not safe:
+        hints["destructiveHint"] = op.method == "DELETE"
+    hints["idempotentHint"] = op.method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE")
+    hints["openWorldHint"] = True
+    return hints
+
+
+def _add_tool(server: rondo.Server, op: Operation, caller: _Caller) -> None:
+    async def call(ctx: Context, **arguments: Any) -> Any:
+        return await caller(ctx, arguments)
+
+    server.tool(
+        name=op.name,
+        description=op.description or f"{op.method} {op.path}",
+        input_schema=op.input_schema,
+        output_schema=op.output_schema,
+        annotations=_annotations(op),
+    )(call)
+
+
+def _add_resource(server: rondo.Server, op: Operation, caller: _Caller, uri_base: str) -> None:
+    from rondo import McpError
+
+    async def read_it(ctx: Context, **variables: Any) -> str:
+        try:
+            value = await caller(ctx, variables)
+        except ToolError as exc:
+            raise McpError(-32603, str(exc)) from None
+        return value if isinstance(value, str) else str(value.content[0])
+
+    server.resource(
+        uri_base + op.path,
+        name=op.name,
+        description=op.description or f"{op.method} {op.path}",
+        mime_type=None,
+    )(read_it)

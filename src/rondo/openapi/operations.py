@@ -1,0 +1,242 @@
+"""One operation of the document, read once: its parameters and body as tool arguments (with
+the input schema), its success response (the output schema), and what a call needs to send."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import Unsupported
+from .refs import deref
+from .schemas import Translator
+
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+LOCATIONS = ("path", "query", "header", "cookie")
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})  # OpenAPI: ignored
+_DEFAULT_STYLE = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
+_STYLES = {
+    "path": ("simple", "label", "matrix"),
+    "query": ("form", "spaceDelimited", "pipeDelimited", "deepObject"),
+    "header": ("simple",),
+    "cookie": ("form",),
+}
+FORM = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data"
+
+
+@dataclass
+class Param:
+    name: str  # as sent
+    arg: str  # the tool argument
+    location: str
+    required: bool
+    style: str
+    explode: bool
+    multi_segment: bool = False  # a path parameter that may hold `/` (x-multi-segment)
+    as_json: bool = False  # declared with `content: application/json`
+    allow_reserved: bool = False
+
+
+@dataclass
+class Body:
+    media_type: str
+    required: bool
+    fields: dict[str, str] | None  # argument -> property, when the object is flattened
+    arg: str | None  # the one argument holding the whole body otherwise
+    binary: frozenset[str] = frozenset()  # multipart properties sent as files
+
+
+@dataclass
+class Operation:
+    """What the route rules and the `customize` hook see; the hook may change `name`,
+    `description`, `kind` ("tool", "resource", "template", "exclude"), `confirm` and `title`."""
+
+    method: str  # upper case
+    path: str
+    operation_id: str | None
+    name: str
+    title: str | None
+    description: str
+    tags: tuple[str, ...]
+    kind: str = "tool"
+    confirm: bool = False
+    deprecated: bool = False
+    params: list[Param] = field(default_factory=list)
+    body: Body | None = None
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+
+
+def describe(op: dict[str, Any]) -> tuple[str | None, str]:
+    summary = op.get("summary") if isinstance(op.get("summary"), str) else None
+    text = op.get("description") if isinstance(op.get("description"), str) else ""
+    if summary and text and summary.strip() != text.strip():
+        return summary, f"{summary}\n\n{text}"
+    return summary, (text or summary or "")
+
+
+def read(doc: dict[str, Any], tr: Translator, path: str, method: str, item: dict[str, Any],
+         op: dict[str, Any], name: str) -> Operation:
+    """The Operation for `method path`; `Unsupported` names what cannot be served."""
+    summary, description = describe(op)
+    tags = tuple(t for t in op.get("tags", ()) if isinstance(t, str))
+    result = Operation(method.upper(), path, op.get("operationId"), name, summary, description,
+                       tags, deprecated=bool(op.get("deprecated")))
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    refs: set[str] = set()
+    taken: set[str] = set()
+
+    def arg_for(wanted: str, suffix: str) -> str:
+        arg = wanted if wanted not in taken else f"{wanted}_{suffix}"
+        n = 2
+        while arg in taken:
+            arg, n = f"{wanted}_{suffix}{n}", n + 1
+        taken.add(arg)
+        return arg
+
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for raw in [*item.get("parameters", ()), *op.get("parameters", ())]:
+        param = deref(doc, raw)
+        if not isinstance(param, dict) or not isinstance(param.get("name"), str):
+            raise Unsupported("a parameter without a name")
+        merged[(param["name"], param.get("in", ""))] = param  # the operation's own wins
+    ordered = sorted(merged.values(), key=lambda p: LOCATIONS.index(p["in"])
+                     if p.get("in") in LOCATIONS else 9)
+    for param in ordered:
+        where = param.get("in")
+        if where not in LOCATIONS:
+            raise Unsupported(f"parameter {param['name']!r} in {where!r}")
+        if where == "header" and param["name"].lower() in _IGNORED_HEADERS:
+            continue
+        style = param.get("style", _DEFAULT_STYLE[where])
+        if style not in _STYLES[where]:
+            raise Unsupported(f"{where} parameter {param['name']!r} with style {style!r}")
+        as_json = False
+        if "schema" in param:
+            schema = param["schema"]
+        elif isinstance(param.get("content"), dict) and param["content"]:
+            media, entry = next(iter(param["content"].items()))
+            if "json" not in media:
+                raise Unsupported(f"parameter {param['name']!r} with content {media!r}")
+            schema, as_json = (entry or {}).get("schema", {}), True
+        else:
+            schema = {}
+        translated = tr.translate(schema, refs)
+        if isinstance(param.get("description"), str) and isinstance(translated, dict):
+            translated = {**translated, "description": param["description"]}
+        is_required = where == "path" or bool(param.get("required"))
+        arg = arg_for(param["name"], where)
+        props[arg] = translated
+        if is_required:
+            required.append(arg)
+        result.params.append(Param(
+            param["name"], arg, where, is_required, style,
+            bool(param.get("explode", style == "form")), bool(param.get("x-multi-segment")),
+            as_json, bool(param.get("allowReserved")),
+        ))
+    for segment in _template_names(path):
+        if not any(p.location == "path" and p.name == segment for p in result.params):
+            raise Unsupported(f"path variable {{{segment}}} has no parameter")
+
+    if "requestBody" in op:
+        result.body = _body(doc, tr, deref(doc, op["requestBody"]), props, required, refs,
+                            arg_for)
+    whole: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        whole["required"] = required
+    whole["additionalProperties"] = False
+    if refs:
+        whole["$defs"] = tr.defs_for(refs)
+    result.input_schema = whole
+    result.output_schema = _output(doc, tr, op)
+    return result
+
+
+def _template_names(path: str) -> list[str]:
+    names, rest = [], path
+    while "{" in rest:
+        start = rest.index("{")
+        end = rest.find("}", start)
+        if end < 0:
+            raise Unsupported(f"path {path!r} has an unclosed '{{'")
+        names.append(rest[start + 1 : end])
+        rest = rest[end + 1 :]
+    return names
+
+
+def pick_media(content: dict[str, Any]) -> str:
+    types = list(content)
+    plain = [media.split(";")[0].strip().lower() for media in types]
+    for wanted in ("json", FORM, MULTIPART, "text/", "application/octet-stream"):
+        for media, kind in zip(types, plain, strict=True):
+            if (kind == "application/json" or kind.endswith("+json")) if wanted == "json" \
+                    else kind.startswith(wanted) if wanted == "text/" else kind == wanted:
+                return media
+    raise Unsupported(f"request body types {', '.join(types) or '(none)'}")
+
+
+def _body(doc: dict[str, Any], tr: Translator, body: Any, props: dict[str, Any],
+          required: list[str], refs: set[str], arg_for: Callable[[str, str], str]) -> Body:
+    if not isinstance(body, dict) or not isinstance(body.get("content"), dict):
+        raise Unsupported("a requestBody without content")
+    media = pick_media(body["content"])
+    kind = media.split(";")[0].strip().lower()
+    entry = deref(doc, body["content"][media]) or {}
+    raw_schema = entry.get("schema", {}) if isinstance(entry, dict) else {}
+    is_required = bool(body.get("required"))
+    structured = kind.endswith("json") or kind in (FORM, MULTIPART)
+    resolved = tr.resolve(raw_schema) if structured else None
+    flat = (isinstance(resolved, dict) and isinstance(resolved.get("properties"), dict)
+            and resolved["properties"]
+            and not any(k in resolved for k in ("allOf", "oneOf", "anyOf", "not"))
+            and resolved.get("additionalProperties") in (None, False))
+    if flat:
+        assert isinstance(resolved, dict)
+        fields: dict[str, str] = {}
+        wanted = set(resolved.get("required", ())) if is_required else set()
+        binary = set()
+        for prop, prop_schema in resolved["properties"].items():
+            arg = arg_for(prop, "body")
+            fields[arg] = prop
+            props[arg] = tr.translate(prop_schema, refs)
+            if prop in wanted:
+                required.append(arg)
+            looked = tr.resolve(prop_schema)
+            if kind == MULTIPART and isinstance(looked, dict) and (
+                    looked.get("format") in ("binary", "byte") or "contentMediaType" in looked):
+                binary.add(prop)
+        return Body(media, is_required, fields, None, frozenset(binary))
+    arg = arg_for("body", "arg")
+    if structured:
+        props[arg] = tr.translate(raw_schema, refs)
+    else:
+        props[arg] = {"type": "string", "description": f"the {kind} body"}
+    if is_required:
+        required.append(arg)
+    return Body(media, is_required, None, arg)
+
+
+def _output(doc: dict[str, Any], tr: Translator, op: dict[str, Any]) -> dict[str, Any] | None:
+    responses = op.get("responses")
+    if not isinstance(responses, dict):
+        return None
+    codes = sorted(str(code) for code in responses if str(code).startswith("2"))
+    if not codes:
+        return None
+    response = deref(doc, responses[next(c for c in responses if str(c) == codes[0])])
+    content = response.get("content") if isinstance(response, dict) else None
+    if not isinstance(content, dict):
+        return None
+    for media, entry in content.items():
+        kind = media.split(";")[0].strip().lower()
+        if (kind == "application/json" or kind.endswith("+json")) and isinstance(entry, dict) \
+                and "schema" in entry:
+            if entry["schema"] in ({}, True):
+                return None  # says nothing: no output schema rather than an empty one
+            try:
+                return tr.schema(entry["schema"])
+            except Unsupported:
+                return None  # calls still work; the result is just not described
+    return None
