@@ -45,3 +45,25 @@ def test_what_the_model_sees_when_a_tool_raises_is_what_the_faq_says() -> None:
     assert f'"{quoted}"' in text, (raised, text)
     assert "ToolError" in text and told == "no entry k"
     assert "mask_errors=False" in text
+
+
+def test_the_forgotten_await_answer_quotes_the_error_the_user_gets() -> None:
+    from rondo import elicit
+
+    server = rondo.Server("faq", state=None)
+    asked: list[object] = []
+
+    @server.tool
+    async def greet(ctx: rondo.Context) -> str:
+        answer = ctx.ask("n", elicit.form("Name?", {"type": "object", "properties": {
+            "n": {"type": "string"}}}))
+        return f"hi {answer.content['n']}"
+
+    async def go() -> str:
+        async with Client(server, on_elicit=lambda r: asked.append(r) or {"action": "decline"}) as c:
+            return (await c.call_tool("greet")).text
+
+    text = answer("`'_Ready' object has no attribute 'content'`?")
+    quoted = re.search(r'"(ctx\.ask\(\.\.\.\) was not awaited)"', text)
+    assert quoted is not None and "before the user is asked" in text
+    assert quoted.group(1) in asyncio.run(go()) and asked == []

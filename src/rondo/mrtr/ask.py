@@ -46,7 +46,7 @@ def digest(request: Mapping[str, Any]) -> str:
 class AskBook:
     """Per-request record of answers (carried and new) and of the questions still open."""
 
-    __slots__ = ("carried", "asked", "answers", "pending", "sealed", "digests")
+    __slots__ = ("carried", "asked", "answers", "pending", "sealed", "digests", "waiting")
 
     def __init__(
         self,
@@ -66,6 +66,9 @@ class AskBook:
         # key -> (question, its facts: kind, digest, checked) for the questions asked this
         # round; the sealing and the admission of this round read them instead of again
         self.digests: dict[str, tuple[Any, Any]] = {}
+        # `ctx.ask(...)` awaitables of an `async def` handler that would ask when awaited and
+        # were not awaited yet (None until one is made)
+        self.waiting: list[Awaitable] | None = None
 
 
 def _owned(value: Any) -> dict[str, Any]:
@@ -141,24 +144,48 @@ class NotAwaited(TypeError):
 class Awaitable:
     """What `ctx.ask` returns in an `async def` handler: await it for the answer. Using it as
     the answer instead (a forgotten `await`) fails at once, naming the fix, instead of with an
-    AttributeError on some internal object after the user has answered."""
+    AttributeError on some internal object after the user has answered.
 
-    __slots__ = ("_coro", "_value", "_what")
+    When the answer is missing, awaiting it ends the round (`missing`): so a forgotten
+    `await` is found in the first round, before anyone is asked (`run_component` refuses a
+    handler that returns with a question neither awaited nor answered)."""
 
-    def __init__(self, what: str, *, value: Any = None, coro: Any = None) -> None:
+    __slots__ = ("_coro", "_value", "_what", "_missing", "_book")
+
+    def __init__(self, what: str, *, value: Any = None, coro: Any = None,
+                 missing: dict[str, Any] | None = None, book: AskBook | None = None) -> None:
         self._what = what
         self._value = value  # the answer, when a round already supplied it
         self._coro = coro  # or the coroutine that gets it (the legacy back-channel)
+        self._missing = missing  # or the questions whose answers this round lacks
+        self._book = book  # where it waits to be awaited (it would ask someone)
+        if book is not None:
+            if book.waiting is None:
+                book.waiting = []
+            book.waiting.append(self)
 
     def __await__(self) -> Generator[Any, None, Any]:
+        book = self._book
+        if book is not None and book.waiting is not None and self in book.waiting:
+            book.waiting.remove(self)
+        if self._missing is not None:
+            raise AskInterrupt(self._missing)
         if self._coro is not None:
             return (yield from self._coro.__await__())
         return self._value
 
     def _misused(self, *_: Any) -> Any:
-        if self._coro is not None:
-            self._coro.close()  # never to be awaited: no "never awaited" warning on top
+        self.forget()
         raise NotAwaited(NOT_AWAITED.format(what=self._what))
+
+    def forget(self) -> None:
+        """Never to be awaited: leave the book, close the coroutine (no "never awaited"
+        warning on top of rondo's own error)."""
+        book = self._book
+        if book is not None and book.waiting is not None and self in book.waiting:
+            book.waiting.remove(self)
+        if self._coro is not None:
+            self._coro.close()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -178,11 +205,26 @@ def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], single
     which the core turns into input_required.
     """
     found, missing = answer_now(ctx, requests)
+    what = "ask" if single is not None else "ask_all"
     if missing:
         ctx._mrtr.pending.update(missing)  # answer_now made the book
-        raise AskInterrupt(missing)
+        if ctx._sync:
+            raise AskInterrupt(missing)
+        return Awaitable(what, missing=missing, book=ctx._mrtr)  # awaiting it ends the round
     value = found[single] if single is not None else found
-    return value if ctx._sync else Awaitable("ask" if single is not None else "ask_all", value=value)
+    return value if ctx._sync else Awaitable(what, value=value)
+
+
+def not_awaited(ctx: Any) -> NotAwaited | None:
+    """After an `async def` handler returned: the error for a question it asked without
+    awaiting it (awaited, it would have asked someone), found before anyone is asked."""
+    book: AskBook | None = ctx._mrtr
+    if book is None or not book.waiting:
+        return None
+    first = book.waiting[0]
+    for waiting in list(book.waiting):
+        waiting.forget()
+    return NotAwaited(NOT_AWAITED.format(what=first._what))
 
 
 def envelope_for(ctx: Any, user_state: Any, asked: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -64,7 +64,7 @@ def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, sin
     wire = _prepare(call, missing, ctx.request_id)
     coro = _ask(call, missing, wire, book_of(ctx).answers, found, single)
     if not ctx._sync:
-        return Awaitable("ask" if single is not None else "ask_all", coro=coro)
+        return Awaitable("ask" if single is not None else "ask_all", coro=coro, book=book_of(ctx))
     loop = ctx._loop or call.loop
     if threading.get_ident() == call.thread:
         coro.close()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..mrtr.admission import admit
 from ..mrtr.ask import ask_by_interrupt, envelope_for
+from ..mrtr.ask import not_awaited as _not_awaited_error
 from ..mrtr.result import AskInterrupt, InputRequired
 from ..wire.era import MODERN as MODERN_ERA
 from ..wire.errors import internal_error
@@ -107,7 +108,10 @@ async def run_component(ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: 
         kwargs[sig.context_param] = ctx
     try:
         if sig.is_async:
-            return await fn(**kwargs)
+            value = await fn(**kwargs)
+            if ctx._mrtr is not None and ctx._mrtr.waiting:
+                raise _not_awaited(ctx)  # ctx.ask(...) without await: refused before asking
+            return value
         ctx._sync = True
         if sig.threaded:
             return await _in_thread(ctx, fn, kwargs)
@@ -130,6 +134,12 @@ async def _in_thread(ctx: Context, fn: Callable[..., Any], kwargs: dict[str, Any
         ctx._emit = hop
     ctx._loop = loop
     return await asyncio.to_thread(fn, **kwargs)
+
+
+def _not_awaited(ctx: Context) -> BaseException:
+    error = _not_awaited_error(ctx)
+    assert error is not None
+    return error
 
 
 # For a Context built by hand (tests, tools called directly): `ctx.ask` behaves as on 2026-07-28.

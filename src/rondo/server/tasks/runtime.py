@@ -253,7 +253,10 @@ class TaskDialect:
             raise missing_capability(missing)
         coro = self._ask(requests, single)
         if not ctx._sync:
-            return coro
+            from ...mrtr.ask import Awaitable, book_of
+
+            # A forgotten `await` names the fix (and is refused when the handler returns).
+            return Awaitable("ask" if single is not None else "ask_all", coro=coro, book=book_of(ctx))
         if self.launch.cancelled.is_set():
             coro.close()
             raise TaskCancelled("the task was cancelled")
