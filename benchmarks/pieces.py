@@ -32,11 +32,11 @@ import inprocess  # noqa: E402
 import msgspec  # noqa: E402
 import server as fixture  # noqa: E402
 
+from rondo.core.express import answer_tool  # noqa: E402
 from rondo.mrtr import questions  # noqa: E402
 from rondo.mrtr.admission import admit  # noqa: E402
 from rondo.mrtr.result import AskInterrupt  # noqa: E402
 from rondo.server.context import Context  # noqa: E402
-from rondo.server.express import answer_tool  # noqa: E402
 from rondo.state import codec  # noqa: E402
 from rondo.transport.http import HttpApp  # noqa: E402
 from rondo.wire.envelope import envelope  # noqa: E402

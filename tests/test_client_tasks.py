@@ -213,7 +213,7 @@ class LegacyTaskServer(rondo.Server):
 
 
 def legacy_task_server() -> tuple[LegacyTaskServer, dict[str, Any]]:
-    from rondo.server.methods import tools_call
+    from rondo.core.methods import tools_call
 
     server = LegacyTaskServer("legacy-tasks")
     jobs: dict[str, Any] = {}

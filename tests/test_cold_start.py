@@ -23,7 +23,7 @@ HEAVY = (
     "asyncio", "logging", "threading", "hmac", "hashlib", "json", "base64", "binascii", "heapq",
     "secrets", "random", "socket", "ssl", "subprocess", "selectors", "dataclasses",
     "uvicorn", "httpx", "opentelemetry", "redis", "cryptography", "pydantic",
-    "rondo.state", "rondo.server.tasks", "rondo.server.tracing", "rondo.transport.stdio_loop",
+    "rondo.state", "rondo.tasks", "rondo.core.tracing", "rondo.transport.stdio_loop",
     "rondo.transport.http", "rondo.kinds.sampling", "rondo.kinds.roots", "rondo.auth",
     "rondo.client", "rondo.middleware", "rondo.server.content_types",
 )
@@ -87,11 +87,11 @@ def serve(*messages: dict[str, object], watch: tuple[str, ...] = HEAVY,
 
 
 def test_the_typed_lane_is_built_at_the_first_call_not_before_the_first_answer() -> None:
-    watch = ("rondo.server.typed",)
+    watch = ("rondo.core.typed",)
     assert serve(call(1, "tools/list"), watch=watch)[1] == set()
     answers, loaded = serve(call(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
                             watch=watch)
-    assert loaded == {"rondo.server.typed"}
+    assert loaded == {"rondo.core.typed"}
     assert answers[0]["result"]["content"] == [{"type": "text", "text": "3"}]  # type: ignore[index]
 
 

@@ -80,7 +80,7 @@ def test_a_closed_memory_link_refuses_and_a_cancelled_send_answers_nothing() -> 
 
 def test_the_server_package_names_load_on_first_use() -> None:
     import rondo.server as package
-    from rondo.server.methods import Method
+    from rondo.server.method import Method
     from rondo.server.request import Request
 
     assert package.Method is Method and package.Request is Request

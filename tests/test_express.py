@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import rondo
 from rondo import elicit
-from rondo.server.core import Core
+from rondo.core.core import Core
 from rondo.transport.http import HttpApp
 from rondo.transport.stdio import answer_now
 from wire_schema import validate

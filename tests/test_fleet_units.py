@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import rondo
 from helpers_core import http_headers, request
 from rondo import elicit
+from rondo.core.subscriptions import Listener
 from rondo.fleet.bus import MemoryBus, use_bus
 from rondo.fleet.front import Front, normalize_origin
 from rondo.fleet.guard import FleetError, check_fleet, interactive_components
@@ -24,7 +25,6 @@ from rondo.fleet.keycheck import compare, report_url
 from rondo.fleet.keyinfo import REPORT_PATH, key_report
 from rondo.fleet.redis_bus import RedisBus
 from rondo.fleet.run import parse_bind, parser
-from rondo.server.subscriptions import Listener
 
 SECRET_A = b"a" * 32
 SECRET_B = b"b" * 32
@@ -341,7 +341,7 @@ def test_rondo_keys_new_and_usage(capsys):
 
 
 def _task_server(store=None):
-    from rondo.server.tasks import Tasks
+    from rondo.tasks import Tasks
 
     server = rondo.Server("t", state=None)
 
@@ -355,7 +355,7 @@ def _task_server(store=None):
 
 
 def test_guard_refuses_tasks_in_process_memory_in_a_fleet():
-    from rondo.server.tasks import MemoryTaskStore, RedisTaskStore
+    from rondo.tasks import MemoryTaskStore, RedisTaskStore
 
     with pytest.raises(FleetError, match="MemoryTaskStore") as exc:
         check_fleet(_task_server(), 2, environ={})  # the default store, installed later
@@ -369,7 +369,7 @@ def test_guard_refuses_tasks_in_process_memory_in_a_fleet():
 
 def test_redis_flag_moves_tasks_out_of_process_memory():
     from rondo.fleet.worker import connect_redis
-    from rondo.server.tasks import EXTENSION, MemoryTaskStore, RedisTaskStore
+    from rondo.tasks import EXTENSION, MemoryTaskStore, RedisTaskStore
 
     for server in (_task_server(), _task_server(MemoryTaskStore())):
         connect_redis(server, "redis://127.0.0.1:1/0")

@@ -10,7 +10,7 @@ import pytest
 
 import rondo
 from rondo.legacy import LegacyConfig
-from rondo.server.sessions import LegacySession, SessionTable
+from rondo.legacy.sessions import LegacySession, SessionTable
 from rondo.transport.http import HttpApp
 from rondo.transport.legacy_http import HttpState, ReplayBudget
 from test_legacy_http import Exchange, Session

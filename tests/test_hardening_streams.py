@@ -12,7 +12,7 @@ import pytest
 
 import rondo
 from helpers_core import http_headers, request
-from rondo.server.subscriptions import FANOUT_SLICE, Listener, Subscriptions
+from rondo.core.subscriptions import FANOUT_SLICE, Listener, Subscriptions
 from rondo.transport.http import HttpApp
 from rondo.transport.memory import MemoryConnection
 

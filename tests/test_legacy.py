@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rondo  # noqa: E402
 from rondo import InputRequired, elicit, roots, sampling  # noqa: E402
 from rondo.legacy import ClientCannotAnswer  # noqa: E402
-from rondo.server.sessions import (  # noqa: E402
+from rondo.legacy.sessions import (  # noqa: E402
     LegacyConfig,
     LegacySession,
     SessionLimit,

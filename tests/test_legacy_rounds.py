@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import rondo  # noqa: E402
 from helpers_core import accept  # noqa: E402
 from rondo import InputRequired, elicit  # noqa: E402
-from rondo.server import legacy_rounds  # noqa: E402
+from rondo.legacy import rounds as legacy_rounds  # noqa: E402
 from rondo.state import StatePolicy  # noqa: E402
 from test_legacy import LegacyClient  # noqa: E402
 

@@ -9,9 +9,9 @@ import pytest
 
 
 def test_the_redis_store_is_reachable_from_both_public_paths() -> None:
-    import rondo.server.tasks as server_tasks
     import rondo.tasks
-    from rondo.server.tasks.redis_store import RedisTaskStore
+    import rondo.tasks as server_tasks
+    from rondo.tasks.redis_store import RedisTaskStore
 
     assert server_tasks.RedisTaskStore is RedisTaskStore
     assert rondo.tasks.RedisTaskStore is RedisTaskStore
@@ -24,7 +24,7 @@ def test_a_memory_store_server_never_imports_redis() -> None:
     code = (
         "import sys, rondo\n"
         "from rondo.tasks import Tasks, MemoryTaskStore\n"
-        "import rondo.server.tasks\n"
+        "import rondo.tasks\n"
         "s = rondo.Server('t')\n"
         "s.extension(Tasks(MemoryTaskStore()))\n"
         "print(sorted(m for m in sys.modules if m == 'redis' or m.startswith('redis.')"

@@ -202,7 +202,7 @@ def test_no_tracing_imports_nothing_of_opentelemetry() -> None:
 def test_a_global_provider_installed_later_is_picked_up_within_a_second(
     exporter: InMemorySpanExporter,
 ) -> None:
-    from rondo.server.tracing import Tracer
+    from rondo.core.tracing import Tracer
 
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -236,7 +236,7 @@ flow_like = st.fixed_dictionaries(
        | st.builds(lambda t, s: {"id": "f", "t": t, "s": s}, st.sampled_from(["f" * 33, "0" * 32, "-1", " 1f"]),
                    st.sampled_from(["f" * 17, "0", "1"])))
 def test_any_flow_record_is_a_link_or_nothing_never_a_crash(flow: Any) -> None:
-    from rondo.server.tracing import _span_context
+    from rondo.core.tracing import _span_context
 
     found = _span_context(trace, flow)
     assert found is None or (found.is_valid and found.is_remote)

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import redis_server  # noqa: E402
 import rondo  # noqa: E402
-from rondo.server.tasks.record import decode, encode  # noqa: E402
 from rondo.state import StatePolicy  # noqa: E402
 from rondo.tasks import MemoryTaskStore, Tasks, TaskStore  # noqa: E402
+from rondo.tasks.record import decode, encode  # noqa: E402
 from tasks_helpers import Peer, accept, form  # noqa: E402
 
 TASK_ID = "rondo.mcp.task.id"

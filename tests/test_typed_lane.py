@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rondo
-from rondo.server.core import Core
-from rondo.server.typed import TypedCalls, qualifies
+from rondo.core.core import Core
+from rondo.core.typed import TypedCalls, qualifies
 from rondo.transport.http import HttpApp
 from rondo.transport.stdio import answer_now
 from test_express import CAPS, COLOR, PV, V, asgi, normal

@@ -152,8 +152,8 @@ class MaskErrors:
         self.log = logging.getLogger(logger) if isinstance(logger, str) else logger
 
     async def __call__(self, request: RequestView, call_next: CallNext) -> Any:
+        from .legacy.ask import AskError
         from .server.content import ToolError
-        from .server.legacy_ask import AskError
 
         try:
             return await call_next(request)

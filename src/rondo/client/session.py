@@ -66,7 +66,7 @@ from rondo.wire.meta import (
 )
 
 if TYPE_CHECKING:
-    from rondo.client.tasks import TaskHandle
+    from rondo.tasks.client import TaskHandle
 
 log = logging.getLogger("rondo.client")
 _T = TypeVar("_T")
@@ -146,7 +146,7 @@ class Client:
         tracing: bool = False,
     ) -> None:
         if tasks:
-            from .tasks import TasksClient
+            from ..tasks.client import TasksClient
 
             extensions = [*extensions, tasks if not isinstance(tasks, bool) else TasksClient()]
         self.tasks = tasks is not False  # the tasks extension (docs/tasks.md) was asked for
@@ -175,7 +175,7 @@ class Client:
         # tracing=True: put the current W3C trace context and baggage in every request's _meta.
         self._inject: Callable[[dict[str, Any]], None] | None = None
         if tracing:
-            from ..server.tracing import inject, require_otel
+            from ..core.tracing import inject, require_otel
 
             require_otel()
             self._inject = inject
@@ -523,7 +523,7 @@ class Client:
         if arguments is not None:
             params["arguments"] = dict(arguments)
         if self.tasks and self.era == "legacy" and not manual:
-            from .tasks import legacy_call, legacy_wants_task
+            from ..tasks.client import legacy_call, legacy_wants_task
 
             if await legacy_wants_task(self, name):  # 2025-11-25 experimental tasks
                 return await legacy_call(self, params, self._task_status())
@@ -545,14 +545,14 @@ class Client:
     def task(self, task_id: str) -> TaskHandle:
         """A handle on a task by id (one this client started, or another process): poll,
         update, cancel or wait for it."""
-        from .tasks import TaskHandle
+        from ..tasks.client import TaskHandle
 
         return TaskHandle(self, task_id)
 
     async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> TaskHandle | CallToolResult:
         """Call a tool without following a task: its MRTR rounds are answered by the handlers,
         then a `TaskHandle` comes back if the server made a task (else the ordinary result)."""
-        from .tasks import TaskHandle
+        from ..tasks.client import TaskHandle
 
         params: Json = {"name": name}
         if arguments is not None:

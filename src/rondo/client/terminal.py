@@ -419,7 +419,7 @@ def _target(target: str) -> Any:
 async def _run(args: argparse.Namespace, arguments: Json, headers: Json,
                handler: Callable[[ElicitRequest], Json], interrupts: Interrupts | None = None) -> int:
     from rondo.client.session import Client
-    from rondo.client.tasks import TasksClient
+    from rondo.tasks.client import TasksClient
 
     if interrupts is not None:
         interrupts.task, interrupts.loop = asyncio.current_task(), asyncio.get_running_loop()

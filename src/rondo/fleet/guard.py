@@ -1,8 +1,8 @@
-"""The start-up guard (it lives in `rondo.server.replicas`, a layer down, for the transport)."""
+"""The start-up guard (it lives in `rondo.core.replicas`, a layer down, for the transport)."""
 
 from __future__ import annotations
 
-from ..server.replicas import (
+from ..core.replicas import (
     ENV_FLEET,
     FleetError,
     check_fleet,

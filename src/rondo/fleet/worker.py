@@ -46,9 +46,9 @@ def connect_redis(server: Server, url: str) -> None:
     if policy is not None and isinstance(policy.replay_store, MemoryReplayStore):
         policy.replay_store = RedisReplayStore(url=url)
     if any(tool.task for tool in server.tools.values()):
-        from ..server.tasks import EXTENSION, Tasks
-        from ..server.tasks.redis_store import RedisTaskStore
-        from ..server.tasks.store import MemoryTaskStore
+        from ..tasks import EXTENSION, Tasks
+        from ..tasks.redis_store import RedisTaskStore
+        from ..tasks.store import MemoryTaskStore
 
         tasks = server.extensions.get(EXTENSION)
         if tasks is None:

@@ -201,7 +201,7 @@ class Awaitable:
 def ask_by_interrupt(ctx: Any, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
     """`ctx.ask` on the 2026-07-28 wire: the answer if a round supplied it, else end the round.
 
-    The dialect calls this (see `rondo.server.modern`); a missing answer raises AskInterrupt,
+    The dialect calls this (see `rondo.core.modern`); a missing answer raises AskInterrupt,
     which the core turns into input_required.
     """
     found, missing = answer_now(ctx, requests)

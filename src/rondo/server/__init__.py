@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .methods import Method as Method
+    from .method import Method as Method
     from .request import Request as Request
 
 __all__ = ["Method", "Request"]
@@ -17,7 +17,7 @@ __all__ = ["Method", "Request"]
 
 def __getattr__(name: str) -> Any:
     if name == "Method":
-        from .methods import Method
+        from .method import Method
 
         return Method
     if name == "Request":

@@ -224,7 +224,7 @@ class Context:
         # `_ask` without its frame: one non-empty dict needs none of its checks.
         dialect = self._dialect
         if dialect is None:
-            from .modern import MODERN as dialect
+            from ..core.modern import MODERN as dialect
         return dialect.ask(self, {key: request}, key)
 
     def url_complete(self, key: str) -> _Done:
@@ -233,7 +233,7 @@ class Context:
         (the retry carries the state instead): there, and without a session, a no-op."""
         call = self._session
         if call is not None:
-            from .legacy_ask import elicitation_complete
+            from ..legacy.ask import elicitation_complete
 
             elicitation_complete(self, call, key)
         return DONE
@@ -247,7 +247,7 @@ class Context:
             raise ValueError("ask needs at least one input request")
         dialect = self._dialect
         if dialect is None:
-            from .modern import MODERN as dialect
+            from ..core.modern import MODERN as dialect
         return dialect.ask(self, requests, single)
 
     @property
@@ -275,7 +275,7 @@ class Context:
         Where no task can be made (the client did not declare the extension, a 2025-11-25
         session) it does nothing and the handler simply goes on. `message` is the first
         `statusMessage`."""
-        from .tasks.runtime import start_task
+        from ..tasks.runtime import start_task
 
         return start_task(self, message)
 

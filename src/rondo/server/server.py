@@ -23,10 +23,10 @@ from .templates import UriTemplate
 
 if TYPE_CHECKING:
     from ..auth import ResourceServer
+    from ..core.core import Core
     from ..state import StatePolicy
-    from .core import Core
     from .extension import Extension
-    from .methods import Handler, Method
+    from .method import Handler, Method
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -419,7 +419,7 @@ class Server:
         advertised (else -32601); `suspends` whether answering may wait (True runs it as its
         own task on every transport; a callable `(core, params) -> bool` decides per request).
         """
-        from .methods import Method, era_set
+        from .method import Method, era_set
 
         def register(handler: Handler) -> Handler:
             if suspends is True:
@@ -456,7 +456,7 @@ class Server:
     def _install_tasks(self) -> None:
         if not any(t.task for t in self.tools.values()):
             return  # no task-opted tool: the tasks package (and asyncio with it) stays unloaded
-        from .tasks import EXTENSION, Tasks
+        from ..tasks import EXTENSION, Tasks
 
         if EXTENSION not in self.extensions:
             self.extension(Tasks())
@@ -531,7 +531,7 @@ class Server:
     def core(self) -> Core:
         """The transport-free core that answers messages for this server."""
         if self._core is None:
-            from .core import Core
+            from ..core.core import Core
 
             self._install_tasks()
             self._core = Core(self)
@@ -620,7 +620,7 @@ def check_tracing(tracing: Any) -> Any:
     must be importable now (misconfiguration fails at start-up)."""
     if tracing is None or tracing is False:
         return None
-    from .tracing import require_otel
+    from ..core.tracing import require_otel
 
     require_otel()
     return tracing

@@ -14,9 +14,9 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..server.inflight import InFlight
-from ..server.legacy import LegacyDialect
-from ..server.sessions import LegacyCall, LegacyConfig, LegacySession
+from ..core.inflight import InFlight
+from ..legacy.dialect import LegacyDialect
+from ..legacy.sessions import LegacyCall, LegacyConfig, LegacySession
 from ..wire.era import LEGACY, pipe_era
 from ..wire.errors import INVALID_REQUEST, McpError
 from ..wire.jsonrpc import duplicate_id, error_response, is_response, readable_id, valid_id

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..server.express import answer_tool
-from ..server.failures import masked_internal_error
+from ..core.express import answer_tool
+from ..core.failures import masked_internal_error
 from ..server.request import Request
 from ..wire.bounds import may_be_deep, nesting_error, too_deep
 from ..wire.envelope import check_version, envelope
@@ -567,7 +567,7 @@ async def _send_sse(send: Send, frames: list[dict[str, Any]]) -> None:
 
 
 def _warn_process_key(server: Server) -> None:
-    from ..server.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
+    from ..core.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
 
     check_fleet(server)
     policy = server.state_policy

@@ -26,8 +26,8 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..server.legacy import LegacyDialect
-from ..server.sessions import LegacyCall, LegacyConfig, LegacySession
+from ..legacy.dialect import LegacyDialect
+from ..legacy.sessions import LegacyCall, LegacyConfig, LegacySession
 from ..wire.era import is_legacy_start
 from ..wire.errors import INVALID_REQUEST, SERVER_BUSY, SESSION_NOT_FOUND, McpError
 from ..wire.jsonrpc import duplicate_id, error_response, is_response, readable_id

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..server.express import answer_tool
+from ..core.express import answer_tool
 from ..wire.bounds import may_be_deep, nesting_error, too_deep
 from ..wire.envelope import check_version, envelope
 from ..wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable

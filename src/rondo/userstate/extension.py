@@ -18,7 +18,7 @@ from .store import MemoryStore, UserStateStore
 from .view import UserStateView
 
 if TYPE_CHECKING:
-    from ..server.methods import Method
+    from ..server.method import Method
     from ..server.server import Server
 
 NAME = "dev.rondo/user-state"

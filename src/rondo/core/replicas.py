@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..state.keys import ENV_KEYS
 
 if TYPE_CHECKING:
-    from .server import Server
+    from ..server.server import Server
 
 ENV_FLEET = "RONDO_FLEET"
 _TRUE = ("1", "true", "yes", "on")
@@ -120,7 +120,7 @@ def _tasks_in_memory(server: Server) -> bool:
     tasks = server.extensions.get("io.modelcontextprotocol/tasks")
     if tasks is None:
         return True  # installed with MemoryTaskStore() when serving starts
-    from .tasks.store import MemoryTaskStore
+    from ..tasks.store import MemoryTaskStore
 
     return isinstance(getattr(tasks, "store", None), MemoryTaskStore)
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.inflight import InFlight
 from ..wire.errors import INTERNAL_ERROR, SERVER_BUSY, McpError
 from ..wire.meta import LEGACY_VERSIONS, LOG_LEVEL_RANK
-from .inflight import InFlight
 
 log = logging.getLogger("rondo.legacy")
 

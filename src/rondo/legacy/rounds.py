@@ -15,13 +15,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..core.modern import input_required_result, seal_outcome
 from ..wire.errors import MISSING_CAPABILITY, McpError, internal_error
-from .modern import input_required_result, seal_outcome
 
 if TYPE_CHECKING:
     from ..mrtr.result import InputRequired
-    from .context import Context
-    from .request import Request
+    from ..server.context import Context
+    from ..server.request import Request
 
 NEEDS_MODERN = "This request needs input from the client, which requires protocol version 2026-07-28"
 MAX_ROUNDS = 16
@@ -53,7 +53,7 @@ async def settle(
     req: Request, result: dict[str, Any], again: Callable[[Request], Awaitable[dict[str, Any]]]
 ) -> dict[str, Any]:
     """Answer input_required results in-process until the request completes (bounded)."""
-    from .legacy_ask import AskError, collect
+    from .ask import AskError, collect
     from .sessions import LegacyCall
 
     rounds = 0
@@ -87,7 +87,7 @@ async def settle(
 def _refusal(req: Request, exc: Exception) -> dict[str, Any]:
     """A client that cannot answer gets -32603 naming 2026-07-28; one that refused or timed out
     gets a tool error for a tool (as an uncaught `ctx.ask` failure would), -32603 otherwise."""
-    from .legacy_ask import ClientCannotAnswer
+    from .ask import ClientCannotAnswer
 
     if isinstance(exc, ClientCannotAnswer):
         raise internal_error(NEEDS_MODERN) from None

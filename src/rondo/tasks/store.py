@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
-from ...wire.errors import internal_error
+from ..wire.errors import internal_error
 from .record import TaskRecord, decode, encode
 
 Change = Callable[[TaskRecord], bool]

@@ -30,6 +30,7 @@ import msgspec
 from msgspec.structs import asdict as _asdict
 
 from ..mrtr.result import InputRequired
+from ..server.request import Emit
 from ..wire.meta import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
@@ -39,10 +40,9 @@ from ..wire.meta import (
     PROTOCOL_VERSION,
 )
 from .express import ask_without_context, run_bound
-from .request import Emit
 
 if TYPE_CHECKING:
-    from .components import Tool
+    from ..server.components import Tool
     from .core import Core
 
 _decode = msgspec.json.decode

@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...wire.errors import McpError, internal_error
+from ..wire.errors import McpError, internal_error
 from .record import (
     CANCELLED,
     COMPLETED,
@@ -34,9 +34,9 @@ from .record import (
 )
 
 if TYPE_CHECKING:
-    from ..context import Context
-    from ..core import Core
-    from ..request import Request
+    from ..core.core import Core
+    from ..server.context import Context
+    from ..server.request import Request
     from .extension import Tasks
 
 log = logging.getLogger("rondo.tasks")
@@ -183,7 +183,7 @@ class Launch:
 
 def start_task(ctx: Context, message: str | None = None) -> Any:
     """`ctx.start_task()`: the engine. Outside a task-augmentable call it does nothing."""
-    from ..context import DONE
+    from ..server.context import DONE
 
     launch = LAUNCH.get()
     if launch is None or launch.record is not None:
@@ -243,9 +243,9 @@ class TaskDialect:
         return self.launch.record.id
 
     def ask(self, ctx: Context, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
-        from ...kinds import missing_capabilities
-        from ...mrtr.admission import check_requests
-        from ...wire.errors import missing_capability
+        from ..kinds import missing_capabilities
+        from ..mrtr.admission import check_requests
+        from ..wire.errors import missing_capability
 
         check_requests(requests)
         missing = missing_capabilities(requests, ctx.client_capabilities)
@@ -269,8 +269,8 @@ class TaskDialect:
             raise TaskCancelled("the task was cancelled") from None
 
     async def _ask(self, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
-        from ...kinds import kind_for
-        from ...wire.errors import invalid_params
+        from ..kinds import kind_for
+        from ..wire.errors import invalid_params
 
         launch = self.launch
         keeper = launch.keeper

@@ -20,13 +20,13 @@ import contextlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..client.errors import ClientError, InputRequiredError, ProtocolError
+from ..client.loop import Unanswerable
 from ..wire.errors import McpError
-from .errors import ClientError, InputRequiredError, ProtocolError
-from .loop import Unanswerable
 
 if TYPE_CHECKING:
-    from .session import Client, ResultHandler
-    from .types import CallToolResult
+    from ..client.session import Client, ResultHandler
+    from ..client.types import CallToolResult
 
 Json = dict[str, Any]
 StatusCallback = Callable[[Json], Any]
@@ -108,7 +108,7 @@ class TaskHandle:
         `call_tool` returns (raise TaskFailed or TaskWasCancelled otherwise). With `answer`,
         input requests go to the client's handlers and their answers back through
         `tasks/update`, each key once. Cancelling the awaiting code cancels the task."""
-        from .types import CallToolResult, convert
+        from ..client.types import CallToolResult, convert
 
         result = await self.wait_raw(on_status=on_status, answer=answer)
         return convert(result, CallToolResult, "the task's tools/call result")
@@ -206,7 +206,7 @@ async def legacy_call(client: Client, params: Json, on_status: StatusCallback | 
     """A tools/call as a 2025-11-25 task: create it, poll `tasks/get` (showing status), then
     `tasks/result`, which the server holds until the end and on which it sends any input
     requests (answered by the client's handlers like any server request)."""
-    from .types import CallToolResult, convert
+    from ..client.types import CallToolResult, convert
 
     created = await client._rpc("tools/call", {**params, "task": {}})
     task = created.get("task")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from ...wire.errors import internal_error
+from ..wire.errors import internal_error
 from .record import TaskRecord, decode, encode
 from .store import Change
 

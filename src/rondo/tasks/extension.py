@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...wire.era import MODERN
-from ...wire.errors import McpError, invalid_params, missing_capability
-from ...wire.meta import SUBSCRIPTION_ID
-from ..methods import Method, listen, tools_call
-from ..request import Request
+from ..core.methods import listen, tools_call
+from ..server.method import Method
+from ..server.request import Request
+from ..wire.era import MODERN
+from ..wire.errors import McpError, invalid_params, missing_capability
+from ..wire.meta import SUBSCRIPTION_ID
 from .record import (
     CANCELLED,
     EXTENSION,
@@ -35,8 +36,8 @@ from .runtime import Launch
 from .store import MemoryTaskStore, TaskStore
 
 if TYPE_CHECKING:
-    from ..core import Core
-    from ..server import Server
+    from ..core.core import Core
+    from ..server.server import Server
 
 log = logging.getLogger("rondo.tasks")
 
@@ -118,7 +119,7 @@ class Tasks:
     # -- who is asking ------------------------------------------------------------------------
 
     def principal_of(self, core: Core, req: Request) -> str | None:
-        from ...state.policy import anonymous
+        from ..state.policy import anonymous
 
         ctx = core.modern.context(core, req)
         if self._principal is not None:
@@ -292,7 +293,7 @@ class Tasks:
 def _check_answers(record: TaskRecord, responses: Mapping[str, Any]) -> None:
     """An answer to an outstanding question must fit it (-32602 names the key); answers to
     anything else are ignored, not judged."""
-    from ...kinds import kind_for
+    from ..kinds import kind_for
 
     for key, raw in responses.items():
         request = record.requests.get(key)
@@ -307,7 +308,7 @@ def _check_answers(record: TaskRecord, responses: Mapping[str, Any]) -> None:
 
 
 def _tool_suspends(core: Core, params: Mapping[str, Any]) -> bool:
-    from ..methods import _tool_waits
+    from ..core.methods import _tool_waits
 
     name = params.get("name")
     tool = core.server.tools.get(name) if isinstance(name, str) else None

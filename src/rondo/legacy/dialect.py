@@ -19,7 +19,12 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from ..core.failures import masked_internal_error
+from ..core.modern import run_component
+from ..core.subscriptions import covers
 from ..mrtr.result import InputRequired
+from ..server.context import Context
+from ..server.request import Request
 from ..wire.envelope import Envelope
 from ..wire.era import LEGACY as LEGACY_ERA
 from ..wire.errors import (
@@ -31,16 +36,11 @@ from ..wire.errors import (
     invalid_params,
 )
 from ..wire.jsonrpc import error_response, readable_id, request_shape, result_response
-from .context import Context
-from .failures import masked_internal_error
-from .modern import run_component
-from .request import Request
 from .sessions import LegacyCall, LegacyConfig, LegacySession, SessionTable, negotiate
-from .subscriptions import covers
 
 if TYPE_CHECKING:
-    from .core import Core
-    from .server import Server
+    from ..core.core import Core
+    from ..server.server import Server
 
 log = logging.getLogger("rondo.legacy")
 
@@ -61,7 +61,7 @@ class LegacyDialect:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self.core.subscriptions.legacy_hooks.append(self._fanout)
-        from .replicas import session_prefix  # fleet hook: ids name their worker
+        from ..core.replicas import session_prefix  # fleet hook: ids name their worker
 
         self._sid_prefix = session_prefix()
 
@@ -74,7 +74,7 @@ class LegacyDialect:
         return legacy_result(req.method, result)
 
     def ask(self, ctx: Context, requests: Mapping[str, Mapping[str, Any]], single: str | None) -> Any:
-        from .legacy_ask import ask_back_channel
+        from .ask import ask_back_channel
 
         return ask_back_channel(ctx, requests, single=single)
 
@@ -92,7 +92,7 @@ class LegacyDialect:
 
     def input_required(self, ctx: Context, outcome: InputRequired) -> dict[str, Any]:
         """Seal and admit it as on 2026-07-28; `settle` then answers it in-process."""
-        from .legacy_rounds import admit_legacy
+        from .rounds import admit_legacy
 
         return admit_legacy(ctx, outcome)
 
@@ -101,7 +101,7 @@ class LegacyDialect:
         the request again in-process, round after round (`legacy_rounds.py`)."""
         if result.get("resultType") != "input_required":
             return result
-        from .legacy_rounds import settle
+        from .rounds import settle
 
         return await settle(req, result, again)
 

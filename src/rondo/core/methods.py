@@ -1,17 +1,17 @@
-"""The method table: every JSON-RPC method a server answers, declared once.
-
-A `Method` names its era(s), the server capability that gates it (not advertised -> -32601),
-its handler `async (core, request) -> result dict`, and whether answering it can wait on
-something (`suspends`). Extensions and `Server.method` add rows; dispatch never changes.
+"""The built-in method table: the handlers of every JSON-RPC method MCP defines, as
+`Method` rows (the row type is `rondo.server.method`). Extensions and `Server.method` add
+rows; dispatch never changes.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.result import InputRequired
+from ..server.content import ToolError, prompt_messages, resource_contents, text, tool_result
+from ..server.method import Handler, Method
 from ..wire.era import LEGACY, MODERN
 from ..wire.errors import (
     McpError,
@@ -22,59 +22,12 @@ from ..wire.errors import (
 )
 from ..wire.logs import logger
 from ..wire.meta import LOG_LEVEL_RANK, MODERN_VERSIONS, SUBSCRIPTION_ID
-from .content import ToolError, prompt_messages, resource_contents, text, tool_result
 
 if TYPE_CHECKING:
+    from ..server.request import Request
     from .core import Core
-    from .request import Request
 
 log = logger("rondo.server")
-
-Handler = Callable[["Core", "Request"], Awaitable[dict[str, Any]]]
-BOTH = frozenset({MODERN, LEGACY})
-
-
-class Method:
-    """One row of the table. `suspends(core, params)` says whether answering may await
-    something (an async handler, a stream); transports answer the others inline.
-
-    A plain slotted class, not a dataclass: building the table is on a stdio server's cold
-    start, and dataclass creation costs milliseconds there."""
-
-    __slots__ = ("name", "handler", "eras", "gate", "suspends")
-
-    def __init__(
-        self,
-        name: str,
-        handler: Handler,
-        eras: frozenset[str] = BOTH,
-        gate: str | None = None,
-        suspends: Callable[[Core, Mapping[str, Any]], bool] | None = None,
-    ) -> None:
-        self.name = name
-        self.handler = handler
-        self.eras = eras
-        self.gate = gate
-        self.suspends = suspends
-        if not isinstance(self.name, str) or not self.name:
-            raise ValueError("a method needs a non-empty name")
-        if not self.eras or not self.eras <= BOTH:
-            raise ValueError(f"method {self.name!r}: eras must be a subset of {sorted(BOTH)}")
-        if not callable(self.handler):
-            raise TypeError(f"method {self.name!r}: handler must be an async callable")
-
-    def __repr__(self) -> str:
-        return f"Method({self.name!r}, eras={sorted(self.eras)}, gate={self.gate!r})"
-
-
-def era_set(era: str | tuple[str, ...] | frozenset[str]) -> frozenset[str]:
-    """`"both"`, `"modern"`, `"legacy"` or a collection of those, as a frozenset of eras."""
-    if era == "both":
-        return BOTH
-    if isinstance(era, str):
-        return frozenset({era})
-    return frozenset(era)
-
 
 # -- discovery and listing -------------------------------------------------------------------
 
@@ -155,7 +108,7 @@ def tool_failure(core: Core, name: str, exc: Exception) -> dict[str, Any]:
     inside the `except` clause: the log line carries the traceback."""
     if isinstance(exc, ToolError):  # meant for the model: the message passes through
         return {"content": [text(str(exc))], "isError": True}
-    from .legacy_ask import AskError  # only on a failure: keeps start-up light
+    from ..legacy.ask import AskError  # only on a failure: keeps start-up light
 
     # A legacy ctx.ask that failed, or rondo's own advice (`public`): also for the model.
     if isinstance(exc, AskError) or getattr(exc, "public", False) is True:
@@ -259,7 +212,7 @@ def _waits(sig: Any) -> bool:
 
 
 async def complete(core: Core, req: Request) -> dict[str, Any]:
-    from .server import COMPLETION_LIMIT
+    from ..server.server import COMPLETION_LIMIT
 
     params = req.params
     ref = params.get("ref")

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from ..wire.errors import McpError
 
 if TYPE_CHECKING:
-    from .context import Context
-    from .request import Request
+    from ..server.context import Context
+    from ..server.request import Request
 
 TRACE_KEYS = ("traceparent", "tracestate", "baggage")
 _HEADER_KEYS = {k.encode(): k for k in TRACE_KEYS}

@@ -14,14 +14,14 @@ from ..mrtr.admission import admit
 from ..mrtr.ask import ask_by_interrupt, envelope_for
 from ..mrtr.ask import not_awaited as _not_awaited_error
 from ..mrtr.result import AskInterrupt, InputRequired
+from ..server.context import Context
 from ..wire.era import MODERN as MODERN_ERA
 from ..wire.errors import internal_error
 from ..wire.meta import SERVER_INFO
-from .context import Context
 
 if TYPE_CHECKING:
+    from ..server.request import Request
     from .core import Core
-    from .request import Request
 
 
 class ModernDialect:

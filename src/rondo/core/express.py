@@ -17,18 +17,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.result import AskInterrupt, InputRequired
+from ..server.content import tool_result
+from ..server.context import Context
+from ..server.request import Emit
 from ..wire.errors import McpError
 from ..wire.jsonrpc import error_response
 from ..wire.logs import logger
-from .content import tool_result
-from .context import Context
 from .failures import masked_internal_error
 from .methods import tool_failure, tool_refusal, tools_call
-from .request import Emit
 
 if TYPE_CHECKING:
+    from ..server.components import Tool
     from ..wire.envelope import Envelope
-    from .components import Tool
     from .core import Core
 
 log = logger("rondo.server")
@@ -72,7 +72,7 @@ def answer_tool(
         try:
             kwargs = sig.bind(arguments)
         except Exception as exc:
-            from .schema import ArgumentError  # only refusals pay for the import
+            from ..server.schema import ArgumentError  # only refusals pay for the import
 
             if not isinstance(exc, ArgumentError):
                 raise

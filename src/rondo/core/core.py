@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..mrtr.ask import load_envelope
 from ..mrtr.result import AskInterrupt, InputRequired
+from ..server.method import Method
+from ..server.middleware import RequestView, run_chain
+from ..server.request import Emit, Request, _noop
 from ..wire.envelope import check_version, envelope
 from ..wire.errors import (
     McpError,
@@ -25,15 +28,13 @@ from ..wire.jsonrpc import error_response, readable_id, request_shape, result_re
 from ..wire.logs import logger
 from .express import express_ready
 from .failures import masked_internal_error
-from .methods import BUILTIN, Method
-from .middleware import RequestView, run_chain
+from .methods import BUILTIN
 from .modern import ModernDialect
-from .request import Emit, Request, _noop
 from .subscriptions import Subscriptions
 
 if TYPE_CHECKING:
-    from .context import Context
-    from .server import Server
+    from ..server.context import Context
+    from ..server.server import Server
     from .tracing import Tracer
     from .typed import TypedCalls
 
@@ -204,7 +205,7 @@ class Core:
         try:
             kwargs = sig.bind(arguments)
         except Exception as exc:
-            from .schema import ArgumentError  # only refusals pay for the import
+            from ..server.schema import ArgumentError  # only refusals pay for the import
 
             if not isinstance(exc, ArgumentError):
                 raise
