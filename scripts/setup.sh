@@ -91,6 +91,19 @@ setup_interop_node() {
   echo "$want" >"$stamp"
 }
 
+setup_openapi_peers() {
+  # Real OpenAPI documents nobody here wrote (GitHub's REST description, @octokit/openapi,
+  # pinned): tests/test_openapi_github.py and benchmarks/openapi_build.py read them.
+  local dir=tests/peers/openapi want stamp
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "installing the pinned OpenAPI documents into $dir/node_modules"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$stamp"
+  fi
+}
+
 # Debian packages the integration tier starts on loopback ports (tests/fleet_parts.py,
 # tests/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
 # quiet because an install failed. Only `--python` (the fast tier) skips them.
@@ -131,6 +144,7 @@ if (( ! python_only )); then
   setup_conformance
   setup_authserver
   setup_interop_node
+  setup_openapi_peers
   setup_redis
   setup_nginx
   setup_tmux

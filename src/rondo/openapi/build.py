@@ -25,6 +25,7 @@ from .schemas import Translator
 AuthHeaders = Callable[[Context], "Mapping[str, str] | Awaitable[Mapping[str, str]]"]
 Customize = Callable[[Operation], "Operation | None"]
 _TEMPLATE_VAR = re.compile(r"^[A-Za-z0-9_]+$")
+_HINTS: dict[str, Any] = {"ctx": Context, "arguments": Any, "return": Any}
 
 
 def from_openapi(
@@ -196,6 +197,8 @@ def _add_tool(server: rondo.Server, op: Operation, caller: _Caller) -> None:
     async def call(ctx: Context, **arguments: Any) -> Any:
         return await caller(ctx, arguments)
 
+    call.__annotations__ = _HINTS  # objects, not strings: nothing to evaluate per tool
+
     server.tool(
         name=op.name,
         description=op.description or f"{op.method} {op.path}",
@@ -214,6 +217,8 @@ def _add_resource(server: rondo.Server, op: Operation, caller: _Caller, uri_base
         except ToolError as exc:
             raise McpError(-32603, str(exc)) from None
         return value if isinstance(value, str) else str(value.content[0])
+
+    read_it.__annotations__ = {"ctx": Context, "variables": Any, "return": str}
 
     server.resource(
         uri_base + op.path,

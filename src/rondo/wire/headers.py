@@ -104,7 +104,7 @@ def header_bindings(input_schema: Any) -> list[Binding]:
     an RFC 9110 token for a name, unique case-insensitively within the tool.
     """
     bindings: list[Binding] = []
-    if isinstance(input_schema, Mapping):
+    if isinstance(input_schema, Mapping) and _mentions_annotation(input_schema):
         _walk(input_schema, (), bindings)
     seen: set[str] = set()
     for _, name in bindings:
@@ -112,6 +112,18 @@ def header_bindings(input_schema: Any) -> list[Binding]:
             raise InvalidToolHeaders(f"x-mcp-header {name!r} is not unique (case-insensitive)")
         seen.add(name.lower())
     return bindings
+
+
+def _mentions_annotation(schema: Mapping[str, Any]) -> bool:
+    """Whether the key appears anywhere: one encode in C instead of a walk in Python, which
+    matters for large generated schemas (an OpenAPI tool's `$defs`). Anything it cannot encode
+    is walked."""
+    import msgspec
+
+    try:
+        return b"x-mcp-header" in msgspec.json.encode(schema)
+    except (TypeError, msgspec.EncodeError):
+        return True
 
 
 def _walk(schema: Mapping[str, Any], path: tuple[str, ...], out: list[Binding]) -> None:
