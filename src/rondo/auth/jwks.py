@@ -18,6 +18,20 @@ log = logging.getLogger("rondo.auth")
 MAX_KEYS = 64
 
 
+def _same_key(a: Any, b: Any) -> bool:
+    from cryptography.hazmat.primitives import serialization
+
+    def der(key: Any) -> bytes:
+        public = key.key.public_key() if hasattr(key.key, "public_key") else key.key
+        return bytes(public.public_bytes(serialization.Encoding.DER,
+                                         serialization.PublicFormat.SubjectPublicKeyInfo))
+
+    try:
+        return der(a) == der(b)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
 class Jwks:
     def __init__(
         self,
@@ -71,6 +85,24 @@ class Jwks:
             raise InvalidToken("The access token is signed by an unknown key",
                                reason=f"unknown kid from {self.issuer}")
         return key
+
+    async def replaced(self, kid: str, old: Any) -> Any:
+        """After a signature failed with `old`, the key held for `kid`: the set fetched again (at most
+        once per `min_refresh`, the same budget as unknown kids, so bad signatures cannot become
+        a fetch per request) and the key now published under `kid`, or None if there is no
+        other one to try."""
+        now = self._clock()
+        if self._kid_refresh_at is not None and now - self._kid_refresh_at < self.min_refresh:
+            return None
+        self._kid_refresh_at = now
+        try:
+            await self._refresh(stale_ok=False)
+        except VerifierUnavailable:
+            return None
+        fresh = self._lookup(kid)
+        if fresh is None or fresh[0].key_type == old.key_type and _same_key(fresh[0], old):
+            return None
+        return fresh
 
     def _lookup(self, kid: str | None) -> Any:
         if kid is None:

@@ -84,7 +84,6 @@ class JwtVerifier:
         }
 
     async def verify(self, token: str) -> Principal:
-        import jwt
 
         header, claims = _peek(token)
         alg = header.get("alg")
@@ -96,36 +95,65 @@ class JwtVerifier:
         if jwks is None:
             raise InvalidToken("The access token was not issued by a trusted authorization server",
                                reason="untrusted iss")
-        kid = header.get("kid")
-        key, declared = await jwks.key_for(kid if isinstance(kid, str) else None)
-        if declared is not None and declared != alg:
-            raise InvalidToken("The access token's algorithm does not match its key",
-                               reason=f"alg {alg!r} vs key {declared!r}")
-        try:
-            verified = jwt.decode(
-                token,
-                key=key.key,
-                algorithms=[alg],
-                issuer=iss,
-                leeway=self.leeway,
-                options={"require": ["exp", "iss"], "verify_aud": False},
-            )
-        except jwt.ExpiredSignatureError:
-            raise InvalidToken("The access token has expired", reason="expired") from None
-        except jwt.ImmatureSignatureError:
-            raise InvalidToken("The access token is not valid yet", reason="nbf/iat in the future") from None
-        except jwt.InvalidSignatureError:
-            raise InvalidToken("The access token signature is invalid", reason="bad signature") from None
-        except jwt.MissingRequiredClaimError as exc:
-            raise InvalidToken("The access token lacks a required claim", reason=f"missing {exc.claim}") from None
-        except jwt.PyJWTError as exc:
-            raise InvalidToken("The access token is invalid", reason=type(exc).__name__) from None
+        kid = header.get("kid") if isinstance(header.get("kid"), str) else None
+        key, declared = await jwks.key_for(kid)
+        verified = _decode(token, key, declared, alg, iss, self.leeway)
+        if verified is None and kid is not None:
+            # The issuer may have replaced the key under the same kid: fetch the set again,
+            # at most once per jwks_min_refresh (shared with unknown kids), and try once more.
+            fresh = await jwks.replaced(kid, key)
+            if fresh is not None:
+                verified = _decode(token, fresh[0], fresh[1], alg, iss, self.leeway)
+        if verified is None:
+            raise InvalidToken("The access token signature is invalid", reason="bad signature")
         aud = verified.get("aud")
         auds = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
         if not any(isinstance(a, str) and same_resource(a, mine) for a in auds for mine in self.audiences):
             raise InvalidToken("The access token was not issued for this resource",
                                reason="audience mismatch")
         return Principal.from_claims(verified)
+
+
+# The key type each algorithm family signs with (RFC 7518 §3.1, RFC 8037 §3.1).
+_KEY_TYPES = {"RS": "RSA", "PS": "RSA", "ES": "EC", "Ed": "OKP"}
+
+
+def _decode(token: str, key: Any, declared: str | None, alg: str, iss: str, leeway: float) -> dict[str, Any] | None:
+    """The verified claims, None when only the signature is wrong (the key may have been
+    replaced), InvalidToken for everything else."""
+    import jwt
+
+    if declared is not None and declared != alg:
+        raise InvalidToken("The access token's algorithm does not match its key",
+                           reason=f"alg {alg!r} vs key {declared!r}")
+    if _KEY_TYPES.get(alg[:2]) != key.key_type:
+        # A JWKS without `alg` (Entra ID's) leaves the type check to us: PyJWT would raise a
+        # TypeError deep inside `cryptography` for an RS256 token naming an EC key.
+        raise InvalidToken("The access token's algorithm does not match its key",
+                           reason=f"alg {alg!r} vs key type {key.key_type!r}")
+    try:
+        verified: dict[str, Any] = jwt.decode(
+            token,
+            key=key.key,
+            algorithms=[alg],
+            issuer=iss,
+            leeway=leeway,
+            options={"require": ["exp", "iss"], "verify_aud": False},
+        )
+    except jwt.InvalidSignatureError:
+        return None
+    except jwt.ExpiredSignatureError:
+        raise InvalidToken("The access token has expired", reason="expired") from None
+    except jwt.ImmatureSignatureError:
+        raise InvalidToken("The access token is not valid yet", reason="nbf/iat in the future") from None
+    except jwt.MissingRequiredClaimError as exc:
+        raise InvalidToken("The access token lacks a required claim", reason=f"missing {exc.claim}") from None
+    except jwt.PyJWTError as exc:
+        raise InvalidToken("The access token is invalid", reason=type(exc).__name__) from None
+    except (TypeError, ValueError) as exc:  # a key the algorithm cannot use (e.g. a P-384 key for ES256)
+        raise InvalidToken("The access token's algorithm does not match its key",
+                           reason=type(exc).__name__) from None
+    return verified
 
 
 def _b64(part: str) -> bytes:
