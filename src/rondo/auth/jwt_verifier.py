@@ -92,7 +92,7 @@ class JwtVerifier:
                                reason=f"alg {alg!r} not allowed")
         iss = claims.get("iss")
         jwks = self.keys.get(iss) if isinstance(iss, str) else None
-        if jwks is None:
+        if jwks is None or not isinstance(iss, str):
             raise InvalidToken("The access token was not issued by a trusted authorization server",
                                reason="untrusted iss")
         kid = header.get("kid") if isinstance(header.get("kid"), str) else None
