@@ -317,3 +317,22 @@ def test_only_httptools_writes_through_the_coalescer(parser: str) -> None:
         protocol.connection_lost(None)
 
     asyncio.run(main())
+
+
+def test_a_head_answer_leaves_when_its_response_completes() -> None:
+    # A HEAD answer has a content length and no body write: the held head must not wait for a
+    # body (it waited for the keep-alive timeout's close, 5 s, before issue 37 defect 14).
+    async def main() -> None:
+        protocol, real, _ = connected()
+        protocol.data_received(b"HEAD /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n")
+        await until(lambda: protocol.cycle is not None and protocol.cycle.response_complete)
+        assert real.calls == ["write"]  # without a flush by hand, before any timeout
+        head = real.writes[0]
+        assert head.startswith(b"HTTP/1.1 405 ") and head.endswith(b"\r\n\r\n")
+        assert b"content-length: 18" in head.lower()
+        protocol.data_received(post(call("add", {"a": 1, "b": 1}), "add"))  # keep-alive goes on
+        await until(lambda: len(real.writes) == 2 and protocol.cycle.response_complete)
+        assert b'"text":"2"' in real.writes[1]
+        protocol.connection_lost(None)
+
+    asyncio.run(main())

@@ -8,7 +8,9 @@ so `CoalescingTransport` holds that head and sends it with the first body write,
 
 Everything else passes straight through, in order: the head of a streamed (chunked) response,
 `100 Continue`, a refusal the protocol writes itself. A held head is written before any other
-write and before the connection closes, so bytes never change order and none are dropped.
+write, when its response completes (`flush`, called by the protocol's `on_response_complete`:
+a HEAD answer has a content length and no body, so no body write would ever release it) and
+before the connection closes, so bytes never change order, none are dropped and none wait.
 """
 
 from __future__ import annotations
