@@ -171,7 +171,7 @@ class LegacyDialect:
             result: dict[str, Any] = response["result"]
             return result
 
-        from .middleware import RequestView, run_chain
+        from ..server.middleware import RequestView, run_chain
 
         try:
             result = await run_chain(chain, RequestView(req, self.server), endpoint)
