@@ -13,6 +13,7 @@ import asyncio
 import logging
 import secrets
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from .record import (
     detailed_wire,
     principal_digest,
 )
+from .keeper import Leases
 from .runtime import Launch
 from .store import MemoryTaskStore, TaskStore
 
@@ -63,7 +65,10 @@ class Tasks:
     - `ttl_ms`: how long a task is kept from its creation (None: until the store drops it);
       `poll_interval_ms`: the polling pace suggested to clients.
     - `lease`: seconds a worker's claim on a running task lasts without renewal (renewed every
-      third of it); when it lapses, the task is failed on the next look by any replica.
+      third of it, every running task of the loop at once); when it lapses, the task is failed
+      on the next look by any replica.
+    - `watch_interval`: how often a `notifications/tasks` stream re-reads its tasks when no
+      write woke it, and how often a keeper polls on a store without `on_change`.
     - `principal(ctx)`: who a request is; default the server's `StatePolicy.principal_of`
       (the verified token's principal when `rondo.auth` authenticated the request, else
       anonymous). Every task is bound to its creator's principal.
@@ -99,6 +104,8 @@ class Tasks:
         self._principal = principal
         self.worker_id = secrets.token_hex(8)
         self.running: set[Launch] = set()  # tasks this process is running
+        self._leases: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Leases] = (
+            weakref.WeakKeyDictionary())
         self.server: Server | None = None
 
     # -- the Extension protocol --------------------------------------------------------------
@@ -257,14 +264,26 @@ class Tasks:
 
     # -- writes the runtime makes ----------------------------------------------------------
 
-    async def renew(self, task_id: str) -> None:
+    async def renew(self, task_id: str, until: float | None = None) -> bool:
+        """Move one task's lease on (to `until`, default a full lease from now); False when
+        the task is gone or finished."""
+        lease = time.time() + self.lease if until is None else until
+
         def extend(rec: TaskRecord) -> bool:
             if rec.terminal:
                 return False
-            rec.lease = time.time() + self.lease
+            rec.lease = lease
             return True
 
-        await self.store.modify(task_id, extend)
+        record = await self.store.modify(task_id, extend)
+        return record is not None and not record.terminal
+
+    def leases(self, loop: asyncio.AbstractEventLoop) -> Leases:
+        """The lease renewer of the tasks `loop` runs (made on first use)."""
+        leases = self._leases.get(loop)
+        if leases is None:
+            leases = self._leases[loop] = Leases(self, loop)
+        return leases
 
     async def set_message(self, task_id: str, message: str) -> None:
         def put(rec: TaskRecord) -> bool:

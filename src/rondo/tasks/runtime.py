@@ -5,9 +5,9 @@ A task-augmentable `tools/call` runs the tool in a runner of its own. Until the 
 `ctx.start_task()` that runner is the call itself: `ctx.ask` is an MRTR round, a return is
 the ordinary result. At `start_task()` the record is written (durably, before anybody learns
 its id), the call is answered `resultType: "task"`, and the rest of the handler goes on in the
-runner, which writes its outcome to the store. While it runs, a keeper renews the lease, hands
-answers from `tasks/update` to the waiting `ctx.ask`, and turns a `tasks/cancel` into a
-cancellation the handler sees.
+runner, which writes its outcome to the store. While it runs, a keeper (`keeper.py`) hands
+answers from `tasks/update` to the waiting `ctx.ask` and turns a `tasks/cancel` into a
+cancellation the handler sees; the loop's `Leases` renew its lease with every other task's.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..wire.errors import McpError, internal_error
+from .keeper import Keeper
 from .record import (
     CANCELLED,
     COMPLETED,
@@ -309,102 +310,3 @@ class TaskDialect:
             except ValueError as exc:
                 raise invalid_params(f"Invalid input response for '{wire_key}': {exc}") from None
         return answers[single] if single is not None else answers
-
-
-class Keeper:
-    """The worker's side of one running task: lease renewal, answers, cancellation."""
-
-    def __init__(self, launch: Launch) -> None:
-        self.launch = launch
-        self.waiting: list[tuple[set[str], asyncio.Future[dict[str, Any]]]] = []
-        self._task: asyncio.Task[None] | None = None
-        self._stopped = False
-
-    def begin(self) -> None:
-        self._task = self.launch.loop.create_task(self._watch())
-
-    def stop(self) -> None:
-        self._stopped = True
-        if self._task is not None and self._task is not asyncio.current_task():
-            self._task.cancel()
-
-    def expect(self, keys: set[str]) -> asyncio.Future[dict[str, Any]]:
-        fut: asyncio.Future[dict[str, Any]] = self.launch.loop.create_future()
-        self.waiting.append((keys, fut))
-        return fut
-
-    async def withdraw(self, keys: set[str]) -> None:
-        """A question nobody waits for any more (cancelled): stop showing it."""
-        self.waiting = [(k, f) for k, f in self.waiting if k != keys]
-        assert self.launch.record is not None
-
-        def drop(rec: TaskRecord) -> bool:
-            if rec.terminal or not keys & rec.requests.keys():
-                return False
-            for key in keys:
-                rec.requests.pop(key, None)
-                rec.answers.pop(key, None)
-            if not rec.requests and rec.status == INPUT_REQUIRED:
-                rec.status = WORKING
-            return True
-
-        await self.launch.tasks.store.modify(self.launch.record.id, drop)
-
-    async def _watch(self) -> None:
-        launch = self.launch
-        tasks = launch.tasks
-        assert launch.record is not None
-        task_id = launch.record.id
-        renew_every = tasks.lease / 3
-        next_renew = time.monotonic() + renew_every
-        try:
-            while not self._stopped:
-                await tasks.store.wait((task_id,), min(tasks.watch_interval, renew_every))
-                rec = await tasks.store.get(task_id)
-                if rec is None or rec.terminal:
-                    self._cancel()  # expired, or settled elsewhere (a lease judged lost)
-                    return
-                if rec.cancel:
-                    self._cancel()
-                    return
-                await self._deliver(rec)
-                if time.monotonic() >= next_renew:
-                    await tasks.renew(task_id)
-                    next_renew = time.monotonic() + renew_every
-        except asyncio.CancelledError:
-            pass
-        except Exception:
-            log.exception("task %s: the keeper failed; the lease will lapse", task_id)
-
-    async def _deliver(self, rec: TaskRecord) -> None:
-        ready = [(keys, fut) for keys, fut in self.waiting if keys <= rec.answers.keys()]
-        if not ready:
-            return
-        taken: dict[str, Any] = {}
-        wanted = set().union(*(keys for keys, _ in ready))
-
-        def take(r: TaskRecord) -> bool:
-            for key in wanted:
-                if key in r.answers:
-                    taken[key] = r.answers.pop(key)
-            if not r.requests and r.status == INPUT_REQUIRED:
-                r.status = WORKING
-            r.updated = time.time()
-            return True
-
-        assert self.launch.record is not None
-        await self.launch.tasks.store.modify(self.launch.record.id, take)
-        for keys, fut in ready:
-            if keys <= taken.keys():
-                self.waiting.remove((keys, fut))
-                if not fut.done():
-                    fut.set_result({k: taken[k] for k in keys})
-
-    def _cancel(self) -> None:
-        launch = self.launch
-        launch.cancelled.set()
-        for _, fut in self.waiting:
-            fut.cancel()
-        self.waiting.clear()
-        if launch.runner is not None and not launch.runner.done():
-            launch.runner.cancel()

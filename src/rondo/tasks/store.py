@@ -9,6 +9,7 @@ changes. A store hands out copies: changing a record changes nothing until it is
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -18,6 +19,7 @@ from ..wire.errors import internal_error
 from .record import TaskRecord, decode, encode
 
 Change = Callable[[TaskRecord], bool]
+Wake = Callable[[], None]
 
 
 @runtime_checkable
@@ -26,7 +28,14 @@ class TaskStore(Protocol):
     `get` is None for an unknown or expired task. `modify(id, change)` runs `change` on a copy
     and writes it back atomically when `change` returns True; it returns the record as it now
     stands (None if gone). `wait(ids, timeout)` returns when one of those tasks may have
-    changed, or after `timeout` seconds."""
+    changed, or after `timeout` seconds.
+
+    Optional, for a store that serves many parked tasks cheaply (both rondo stores have them):
+    `on_change(id, wake)` calls `wake()` (from any thread) after every write to that task until
+    the function it returns is called, so a task's keeper sleeps until its own task changes
+    instead of polling; `renew_many(ids, until)` moves the lease of every live, unfinished
+    task among `ids` to `until` in one go, without waking anybody. Without them the keeper
+    polls every `Tasks(watch_interval=...)` and renews each lease alone."""
 
     async def create(self, record: TaskRecord) -> None: ...
 
@@ -40,7 +49,8 @@ class TaskStore(Protocol):
 class MemoryTaskStore:
     """Tasks of one process. Bounded: at most `max_tasks` are kept; expired tasks go first,
     then the oldest finished ones; when every slot holds a live task, creating one more is
-    refused (-32603) rather than dropping work somebody is waiting for."""
+    refused (-32603) rather than dropping work somebody is waiting for. A write wakes only the
+    waiters of the task it wrote."""
 
     def __init__(self, max_tasks: int = 10_000, *, clock: Callable[[], float] = time.time) -> None:
         if not isinstance(max_tasks, int) or max_tasks < 1:
@@ -49,7 +59,7 @@ class MemoryTaskStore:
         self._clock = clock
         self._tasks: OrderedDict[str, bytes] = OrderedDict()
         self._expiry: dict[str, float] = {}
-        self._waiters: set[asyncio.Future[None]] = set()
+        self._listeners: dict[str, list[Wake]] = {}
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -76,28 +86,59 @@ class MemoryTaskStore:
         return record
 
     async def wait(self, task_ids: Iterable[str], timeout: float) -> None:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.add(fut)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(_wake, fut)
+
+        stops = [self.on_change(task_id, wake) for task_id in task_ids]
         try:
             await asyncio.wait_for(asyncio.shield(fut), timeout)
         except TimeoutError:
             pass
         finally:
-            self._waiters.discard(fut)
+            for stop in stops:
+                stop()
+
+    def on_change(self, task_id: str, wake: Wake) -> Callable[[], None]:
+        listeners = self._listeners.setdefault(task_id, [])
+        listeners.append(wake)
+
+        def stop() -> None:
+            with contextlib.suppress(ValueError):
+                listeners.remove(wake)
+            if not listeners and self._listeners.get(task_id) is listeners:
+                del self._listeners[task_id]
+
+        return stop
+
+    async def renew_many(self, task_ids: Iterable[str], until: float) -> list[str]:
+        """Returns the ids it did not renew: gone (expired) or finished."""
+        missed = []
+        for task_id in task_ids:
+            raw = self._live(task_id)
+            record = None if raw is None else decode(raw)
+            if record is None or record.terminal:
+                missed.append(task_id)
+                continue
+            record.lease = until
+            self._put(record, wake=False)  # nobody waits for a lease to move
+        return missed
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _put(self, record: TaskRecord) -> None:
+    def _put(self, record: TaskRecord, *, wake: bool = True) -> None:
         self._tasks[record.id] = encode(record)
         expires = record.expires_at()
         if expires is None:
             self._expiry.pop(record.id, None)
         else:
             self._expiry[record.id] = expires
-        waiters, self._waiters = self._waiters, set()
-        for fut in waiters:
-            if not fut.done():
-                fut.get_loop().call_soon_threadsafe(_wake, fut)
+        listeners = self._listeners.get(record.id) if wake else None
+        if listeners:
+            for listener in tuple(listeners):
+                listener()
 
     def _live(self, task_id: str) -> bytes | None:
         raw = self._tasks.get(task_id)
@@ -112,6 +153,8 @@ class MemoryTaskStore:
     def _drop(self, task_id: str) -> None:
         self._tasks.pop(task_id, None)
         self._expiry.pop(task_id, None)
+        for listener in tuple(self._listeners.get(task_id, ())):
+            listener()  # its keeper reads it gone and stops
 
     def _evict(self) -> None:
         now = self._clock()

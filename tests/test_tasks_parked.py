@@ -1,0 +1,121 @@
+"""Issue 37 item 5: parked tasks cost nothing while nothing happens to them, and a write wakes
+only the task it concerns (no keeper polls; leases are renewed for all tasks at once)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import rondo  # noqa: E402
+from rondo.tasks import MemoryTaskStore, TaskRecord, Tasks  # noqa: E402
+from tasks_helpers import Peer, accept, form  # noqa: E402
+
+
+class CountingStore(MemoryTaskStore):
+    """Counts the reads of each task: a keeper reads its task once per wake-up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: Counter[str] = Counter()
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        self.reads[task_id] += 1
+        return await super().get(task_id)
+
+
+def parked_server(store: MemoryTaskStore, **options: Any) -> rondo.Server:
+    server = rondo.Server("parked")
+    server.extension(Tasks(store=store, **options))
+
+    @server.tool(task="optional")
+    async def ask_name(ctx: rondo.Context) -> str:
+        """Starts a task that waits for a name."""
+        await ctx.start_task()
+        name = (await ctx.ask("name", form("name"))).content["name"]
+        return f"hello {name}"
+
+    return server
+
+
+async def park(peer: Peer, n: int) -> list[str]:
+    ids = []
+    for _ in range(n):
+        created = await peer.tool("ask_name")
+        assert created["resultType"] == "task"
+        ids.append(created["taskId"])
+    for task_id in ids:
+        await peer.until(task_id, "input_required")
+    return ids
+
+
+def test_an_answer_wakes_only_the_task_it_answers() -> None:
+    # Before: every store write woke every keeper, each of which read its task again.
+    store = CountingStore()
+    # Long intervals: the old keepers' polling cannot blur what a write wakes.
+    server = parked_server(store, watch_interval=3600.0, lease=3600.0)
+
+    async def main() -> tuple[list[str], Counter[str], Counter[str]]:
+        peer = Peer(server)
+        ids = await park(peer, 20)
+        await asyncio.sleep(0)
+        before = Counter(store.reads)
+        await peer.result("tasks/update", {"taskId": ids[0], "inputResponses": {"name": accept(name="ada")}})
+        done = await peer.until(ids[0])
+        assert done["result"]["content"][0]["text"] == "hello ada"
+        return ids, before, Counter(store.reads)
+
+    ids, before, after = asyncio.run(main())
+    woken = [task_id for task_id in ids[1:] if after[task_id] != before[task_id]]
+    assert woken == [], f"{len(woken)} other tasks' keepers woke for one answer"
+    assert after[ids[0]] > before[ids[0]]
+
+
+def test_idle_parked_tasks_hold_no_timers_of_their_own() -> None:
+    # Before: each keeper slept in a wait with a timeout (watch_interval, 0.25 s), so N parked
+    # tasks meant N timers firing four times a second. Now the loop's timers do not grow with N.
+    server = parked_server(MemoryTaskStore())
+
+    async def main() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        peer = Peer(server)
+        await park(peer, 5)
+        few = len(loop._scheduled)  # type: ignore[attr-defined]  # the loop's pending timers
+        await park(peer, 50)
+        many = len(loop._scheduled)  # type: ignore[attr-defined]
+        return few, many
+
+    few, many = asyncio.run(main())
+    assert many == few, f"timers grew from {few} to {many} with 50 more parked tasks"
+
+
+def test_leases_of_parked_tasks_are_renewed_together() -> None:
+    class RenewCounting(MemoryTaskStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches: list[int] = []
+
+        async def renew_many(self, task_ids: Any, until: float) -> list[str]:
+            ids = list(task_ids)
+            self.batches.append(len(ids))
+            return await super().renew_many(ids, until)
+
+    store = RenewCounting()
+    server = parked_server(store, lease=0.3)
+
+    async def main() -> list[float | None]:
+        peer = Peer(server)
+        ids = await park(peer, 10)
+        first = [(await store.get(i)).lease for i in ids]  # type: ignore[union-attr]
+        async with asyncio.timeout(10):
+            while not any(size == 10 for size in store.batches):
+                await asyncio.sleep(0.01)
+        later = [(await store.get(i)).lease for i in ids]  # type: ignore[union-attr]
+        return [b - a for a, b in zip(first, later, strict=True)]  # type: ignore[operator]
+
+    moved = asyncio.run(main())
+    assert all(step > 0 for step in moved)  # every lease moved on, in one batch of ten
