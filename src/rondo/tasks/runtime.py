@@ -254,7 +254,7 @@ class TaskDialect:
             raise missing_capability(missing)
         coro = self._ask(requests, single)
         if not ctx._sync:
-            from ...mrtr.ask import Awaitable, book_of
+            from ..mrtr.ask import Awaitable, book_of
 
             # A forgotten `await` names the fix (and is refused when the handler returns).
             return Awaitable("ask" if single is not None else "ask_all", coro=coro, book=book_of(ctx))
