@@ -23,6 +23,7 @@ from ..server.request import Request
 from ..wire.era import MODERN
 from ..wire.errors import McpError, invalid_params, missing_capability
 from ..wire.meta import SUBSCRIPTION_ID
+from .keeper import Leases
 from .record import (
     CANCELLED,
     EXTENSION,
@@ -33,7 +34,6 @@ from .record import (
     detailed_wire,
     principal_digest,
 )
-from .keeper import Leases
 from .runtime import Launch
 from .store import MemoryTaskStore, TaskStore
 

@@ -28,7 +28,6 @@ from .record import (
     COMPLETED,
     FAILED,
     INPUT_REQUIRED,
-    WORKING,
     TaskRecord,
     principal_digest,
     task_wire,
