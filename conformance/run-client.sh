@@ -4,7 +4,8 @@
 # Two passes:
 #   1. every client scenario of the requirement set (scored or not, authorization included)
 #      alone, judged strictly: a FAILURE or WARNING check, a timeout or a non-zero exit
-#      (unless the scenario allows one) fails it. Extensions listed in NOT_GATING (none now)
+#      (unless the scenario allows one) fails it, and so does a run whose checks.json holds no
+#      SUCCESS (the runner exits 0 on "Passed: 0/0": summarize.py --checked). Extensions listed in NOT_GATING (none now)
 #      would be run and reported without failing the lane;
 #   2. the whole requirement set at once against conformance/expected-failures-client-REQ.yaml
 #      (empty: nothing may fail): any failure, or a listed scenario that now passes, fails it.
@@ -15,7 +16,7 @@ cd "$ROOT"
 source scripts/env.sh
 
 EXPECTED="conformance/expected-failures-client-$REQ.yaml"
-OUT="results/client-$REQ"
+OUT="${RONDO_CLIENT_OUT:-results/client-$REQ}"
 CMD="$RONDO_PY conformance/client.py"
 [[ -x "$RONDO_CONFORMANCE" ]] || { echo "conformance: runner missing, run scripts/setup.sh" >&2; exit 1; }
 [[ -f "$EXPECTED" ]] || { echo "conformance: $EXPECTED is missing" >&2; exit 1; }
@@ -36,16 +37,18 @@ failed=()
 reported=0
 for scenario in "${SCENARIOS[@]}"; do
   log="$OUT/single/${scenario//\//_}.log"
+  runs="$OUT/single/${scenario//\//_}"
   # --force: extension scenarios are off the spec timeline and would be skipped (a vacuous pass).
   if "$RONDO_CONFORMANCE" client --command "$CMD" --scenario "$scenario" --spec-version "$REQ" --force \
-       --timeout 60000 -o "$OUT/single" >"$log" 2>&1; then
+       --timeout 60000 -o "$runs" >"$log" 2>&1 \
+     && "$RONDO_PY" conformance/summarize.py --checked "$runs" >>"$log" 2>&1; then
     echo "client $REQ: PASS $scenario ($(grep -oE 'Passed: [0-9]+/[0-9]+' "$log" | tail -n1))"
   elif [[ "$NOT_GATING" == *" $scenario "* ]]; then
     echo "client $REQ: fail $scenario (not built yet, not gating; log: $log)"
     reported=$((reported + 1))
   else
     echo "client $REQ: FAIL $scenario (log: $log)"
-    grep -E 'Error|Warning|FAILURE|TIMED OUT' "$log" | grep -v INFO | head -n 8
+    grep -E 'Error|Warning|FAILURE|TIMED OUT|^checked: ' "$log" | grep -v INFO | head -n 8
     failed+=("$scenario")
   fi
 done

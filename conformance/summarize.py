@@ -4,9 +4,15 @@
 
 Stricter than the runner's own verdict: WARNINGs count as failures, the not-scored scenarios
 (pending ones and the tasks extension's alike) must pass too, a scenario with no results
-fails, a scenario whose checks are all SKIPPED or INFO is SKIP (not a pass; it fails, except
-an extension scenario the runner ships as a placeholder), and a baseline entry that now passes
-is stale (fails).
+fails, a scenario whose checks are all SKIPPED or INFO is SKIP (not a pass; it fails, unless
+the lane names it with `--placeholder NAME`: a scenario the runner ships checking nothing yet),
+and a baseline entry that now passes is stale (fails), as is a named placeholder that now
+checks something or is not in the set.
+
+    python conformance/summarize.py --checked results/client-2026-07-28/single/SCENARIO
+
+exits 0 only when every `checks.json` under the folder (at least one) has a SUCCESS: the client
+lane's guard against a scenario the runner passes with "Passed: 0/0".
 Uses only the standard library: the two YAML shapes it reads are tiny and fixed.
 """
 
@@ -23,9 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNNER_PACKAGE = ROOT / ".cache/conformance/node_modules/@modelcontextprotocol/conformance"
 SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1, "INFO": 0, "SKIPPED": 0}
 TIMESTAMP_SUFFIX = re.compile(r"-\d{4}-\d{2}-\d{2}T[0-9-]+Z?$")
-# Extension scenarios must pass; one that checks nothing yet (the runner's own placeholder,
-# e.g. tasks-status-notifications) is reported as SKIP without failing the lane.
-PLACEHOLDER_REASONS = {"extension"}
 
 
 @dataclass
@@ -132,7 +135,21 @@ def _brief(check: dict) -> str:
     return message[:200] + ("..." if len(message) > 200 else "")
 
 
-def summarize(results_dir: Path, expected_path: Path, requirements: Requirements) -> int:
+def checked(folder: Path) -> tuple[bool, str]:
+    """Did every run under `folder` check something (at least one SUCCESS per checks.json)?"""
+    runs = sorted(folder.rglob("checks.json"))
+    if not runs:
+        return False, f"no checks.json under {folder}"
+    for path in runs:
+        statuses = [c.get("status") for c in json.loads(path.read_text())]
+        if "SUCCESS" not in statuses:
+            return False, f"{path.parent.name}: no check succeeded ({len(statuses)} checks: " \
+                          f"{', '.join(sorted(set(map(str, statuses)))) or 'none'})"
+    return True, f"{len(runs)} run(s), each with a SUCCESS"
+
+
+def summarize(results_dir: Path, expected_path: Path, requirements: Requirements,
+              placeholders: frozenset[str] = frozenset()) -> int:
     results = load_results(results_dir)
     expected = parse_expected(expected_path)
     whole = {e for e in expected if ":" not in e}
@@ -174,8 +191,10 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
             if scenario.failing and not unexpected:
                 note = " (expected: " + ", ".join(sorted(scenario.failing)) + ")"
         print(f"  {scenario.status}  {name}{tag}{note}")
-        if scenario.status == "SKIP" and name not in whole and reason not in PLACEHOLDER_REASONS:
+        if scenario.status == "SKIP" and name not in whole and name not in placeholders:
             problems.append(f"{name}: skipped (no check succeeded)")
+        if name in placeholders and scenario.status != "SKIP":
+            stale.append(f"{name} (a named placeholder that now checks something: drop --placeholder)")
         for cid, check in sorted(unexpected.items()):
             print(f"          {check['status']} {cid}: {_brief(check)}")
             problems.append(f"{name}:{cid} {check['status']}")
@@ -186,6 +205,8 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
     for entry in sorted(expected):
         if entry.split(":", 1)[0] not in statuses:
             stale.append(f"{entry} (scenario not in this requirement set)")
+    for name in sorted(placeholders - statuses.keys()):
+        stale.append(f"--placeholder {name} (scenario not in this requirement set)")
 
     def counts(label: str, names: list[str]) -> None:
         got = [statuses[n] for n in names]
@@ -196,6 +217,10 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
 
     counts("scored", requirements.scored)
     counts("not scored, required here", list(requirements.not_scored))
+    for why in sorted(set(requirements.not_scored.values())):
+        counts(f"  not scored ({why})", [n for n, r in requirements.not_scored.items() if r == why])
+    if placeholders:
+        print(f"placeholders (may skip): {', '.join(sorted(placeholders))}")
     print(f"baseline: {len(expected)} expected-failure entries in {expected_path}")
     for entry in stale:
         print(f"  STALE {entry}")
@@ -209,9 +234,21 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["--checked"]:
+        if len(argv) != 2:
+            raise SystemExit("usage: summarize.py --checked FOLDER")
+        ok, why = checked(Path(argv[1]))
+        print(f"checked: {why}")
+        return 0 if ok else 1
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results_dir", type=Path)
     parser.add_argument("expected_failures", type=Path)
+    parser.add_argument(
+        "--placeholder", action="append", default=[], metavar="SCENARIO",
+        help="a scenario the runner ships checking nothing yet: SKIP does not fail the lane",
+    )
     parser.add_argument(
         "--requirements",
         type=Path,
@@ -224,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
         if not m:
             parser.error("cannot tell the revision; pass --requirements")
         req_path = RUNNER_PACKAGE / "requirements" / f"{m.group(1)}.yaml"
-    return summarize(args.results_dir, args.expected_failures, parse_requirements(req_path))
+    return summarize(args.results_dir, args.expected_failures, parse_requirements(req_path),
+                     frozenset(args.placeholder))
 
 
 if __name__ == "__main__":

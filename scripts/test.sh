@@ -171,11 +171,13 @@ if (( ! fast )); then
     log="$LOG_DIR/conformance-$req.log"
     bash conformance/run-server.sh "$req" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
-    detail="passed $(passed_of "^scored:" "$log") scored, $(passed_of "^not scored, required" "$log")"
-    detail+=" pending (required here)"
-    optional="$(passed_of "^optional" "$log")"
-    [[ "$optional" != "?" ]] && detail+=", $optional optional"
-    detail+=" ($((SECONDS - start))s)"
+    # summarize.py prints "scored: N/M passed", then one "  not scored (REASON): N/M passed"
+    # line per reason the requirement set gives (pending, extension, added-after-release).
+    detail="passed $(passed_of "^scored:" "$log") scored"
+    while read -r why; do
+      detail+=", $(passed_of "^  not scored \($why\):" "$log") $why"
+    done < <(grep -oE '^  not scored \([^)]+\)' "$log" | sed -E 's/^  not scored \((.*)\)/\1/')
+    detail+=" (not scored: required here) ($((SECONDS - start))s)"
     if (( rc == 0 )); then
       record "conformance $req" PASS "$detail"
     else

@@ -48,7 +48,7 @@ def write_run(root: Path, statuses: dict[str, list[tuple[str, str]]], stamp: str
         (folder / "checks.json").write_text(json.dumps(body))
 
 
-def judge(tmp_path: Path, statuses, expected: str = "server: []\n") -> int:
+def judge(tmp_path: Path, statuses, expected: str = "server: []\n", placeholders: tuple[str, ...] = ()) -> int:
     tmp_path.mkdir(parents=True, exist_ok=True)
     req = tmp_path / "req.yaml"
     req.write_text(REQUIREMENTS)
@@ -56,7 +56,8 @@ def judge(tmp_path: Path, statuses, expected: str = "server: []\n") -> int:
     ef.write_text(expected)
     results = tmp_path / "results"
     write_run(results, statuses, "2026-01-01T00-00-00-000Z")
-    return summarize.main([str(results), str(ef), "--requirements", str(req)])
+    flags = [arg for name in placeholders for arg in ("--placeholder", name)]
+    return summarize.main([str(results), str(ef), "--requirements", str(req), *flags])
 
 
 ALL_PASS = {
@@ -135,12 +136,55 @@ def test_a_scenario_that_checked_nothing_is_skipped_not_passed(checks):
     assert scenario.status == "SKIP"
 
 
-def test_an_extension_placeholder_that_checks_nothing_is_reported_as_skipped(tmp_path, capsys):
+def test_a_named_placeholder_that_checks_nothing_is_reported_as_skipped(tmp_path, capsys):
     statuses = {**ALL_PASS, "tasks-x": [("t1", "SKIPPED"), ("t2", "INFO")]}
-    assert judge(tmp_path, statuses) == 0  # the runner's placeholder: nothing to pass yet
+    assert judge(tmp_path, statuses, placeholders=("tasks-x",)) == 0  # the runner's placeholder
     out = capsys.readouterr().out
     assert "SKIP  tasks-x" in out
     assert "not scored, required here: 1/2 passed, 0 with warnings, 0 failing, 1 skipped" in out
+    assert "placeholders (may skip): tasks-x" in out
+
+
+def test_an_extension_scenario_that_checks_nothing_fails_unless_named(tmp_path, capsys):
+    # Before: every scenario whose reason was `extension` could pass all-SKIPPED.
+    statuses = {**ALL_PASS, "tasks-x": [("t1", "SKIPPED"), ("t2", "INFO")]}
+    assert judge(tmp_path / "unnamed", statuses) == 1
+    assert "tasks-x: skipped (no check succeeded)" in capsys.readouterr().out
+    assert judge(tmp_path / "other", statuses, placeholders=("pending-one",)) == 1
+
+
+def test_a_placeholder_that_now_checks_something_or_is_not_in_the_set_is_stale(tmp_path, capsys):
+    assert judge(tmp_path / "passes", ALL_PASS, placeholders=("tasks-x",)) == 1
+    assert "STALE tasks-x (a named placeholder that now checks something" in capsys.readouterr().out
+    assert judge(tmp_path / "unknown", ALL_PASS, placeholders=("nowhere",)) == 1
+    assert "STALE --placeholder nowhere (scenario not in this requirement set)" in capsys.readouterr().out
+
+
+def test_not_scored_counts_are_printed_per_reason(tmp_path, capsys):
+    assert judge(tmp_path, ALL_PASS) == 0
+    out = capsys.readouterr().out
+    assert "  not scored (extension): 1/1 passed" in out
+    assert "  not scored (pending): 1/1 passed" in out
+
+
+def _client_run(folder: Path, statuses: list[str] | None) -> Path:
+    if statuses is not None:
+        run = folder / "client-s-2026-01-01T00-00-00-000Z"
+        run.mkdir(parents=True)
+        (run / "checks.json").write_text(json.dumps([{"id": f"c{i}", "status": st} for i, st in enumerate(statuses)]))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.mark.parametrize(("statuses", "verdict", "says"), [
+    (["SUCCESS", "INFO"], 0, "each with a SUCCESS"),
+    (["SKIPPED", "INFO"], 1, "no check succeeded (2 checks: INFO, SKIPPED)"),
+    ([], 1, "no check succeeded (0 checks: none)"),
+    (None, 1, "no checks.json under"),
+])
+def test_the_client_lane_guard_fails_a_run_that_checked_nothing(tmp_path, capsys, statuses, verdict, says):
+    assert summarize.main(["--checked", str(_client_run(tmp_path / "s", statuses))]) == verdict
+    assert says in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("scenario", ["alpha", "pending-one"])
