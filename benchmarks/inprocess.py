@@ -118,8 +118,8 @@ def protocol_caller(which: str, app: Any) -> Any:
 
         cls = HttpToolsProtocol
     else:  # rondo.transport.http.serve's protocol and options
-        from rondo.transport.http import SERVE_OPTIONS
-        from rondo.transport.limits import HttpLimits, guarded_protocol, uvicorn_options
+        from rondo.transport.serve import SERVE_OPTIONS
+        from rondo.transport.serve.limits import HttpLimits, guarded_protocol, uvicorn_options
 
         cls = guarded_protocol("httptools", HttpLimits())
         options.update(SERVE_OPTIONS, **uvicorn_options(HttpLimits()))

@@ -216,7 +216,7 @@ async def soak_listen(streams: int, events: int) -> None:
 def soak_slowloris(connections: int) -> None:
     import uvicorn
 
-    from rondo.transport.limits import HttpLimits, uvicorn_options
+    from rondo.transport.serve.limits import HttpLimits, uvicorn_options
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

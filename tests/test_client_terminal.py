@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from rondo.cli.prompts import FileAnswers, Prompter, parse_value
 from rondo.client.handlers import ElicitRequest
-from rondo.client.terminal import FileAnswers, Prompter, parse_value
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,12 +105,12 @@ def test_rondo_call_over_stdio_with_an_answers_file(tmp_path: Path) -> None:
     answers.write_text(json.dumps([{"color": "green"}, {"size": "medium"}]))
     target = f"{sys.executable} {ROOT / 'examples' / 'preferences.py'} --stdio"
     done = subprocess.run(
-        [sys.executable, "-m", "rondo.client.terminal", target, "profile", '{"user": "ann"}', "--answers", str(answers)],
+        [sys.executable, "-m", "rondo.cli.call", target, "profile", '{"user": "ann"}', "--answers", str(answers)],
         capture_output=True, text=True, timeout=60, cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ann: color green, size medium."
-    listing = subprocess.run([sys.executable, "-m", "rondo.client.terminal", target],
+    listing = subprocess.run([sys.executable, "-m", "rondo.cli.call", target],
                              capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert listing.stdout.split("\n")[:2] == ["tools:", "  favorite_color(user: string)  Ask the user for their favorite color."]
 
@@ -119,7 +119,7 @@ def test_rondo_call_over_stdio_with_an_answers_file(tmp_path: Path) -> None:
 def test_rondo_call_follows_a_task_showing_its_status_and_asking_in_it() -> None:
     target = f"{sys.executable} {ROOT / 'examples' / 'deploy.py'} --stdio"
     done = subprocess.run(
-        [sys.executable, "-m", "rondo.client.terminal", target, "deploy", '{"service": "api"}'],
+        [sys.executable, "-m", "rondo.cli.call", target, "deploy", '{"service": "api"}'],
         input="staging\nn\n", capture_output=True, text=True, timeout=60, cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr

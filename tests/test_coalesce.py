@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import rondo
-from rondo.transport.coalesce import CoalescingTransport
 from rondo.transport.http import HttpApp
+from rondo.transport.serve.coalesce import CoalescingTransport
 
 
 class Recorder:
@@ -210,7 +210,7 @@ def protocol_for(app: Any, loop: Any, parser: str = "httptools", limits: Any = N
     import uvicorn
     from uvicorn.server import ServerState
 
-    from rondo.transport.limits import HttpLimits, guarded_protocol
+    from rondo.transport.serve.limits import HttpLimits, guarded_protocol
 
     config = uvicorn.Config(app, log_level="error", lifespan="off", proxy_headers=False,
                             server_header=False, date_header=False, **options)

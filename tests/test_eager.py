@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rondo
-from rondo.transport import eager
+from rondo.transport.serve import eager
 from test_coalesce import Recorder, call, connected, post, protocol_for, until
 
 

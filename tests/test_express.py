@@ -358,8 +358,8 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
     method: list[bytes], name: list[bytes], version: list[bytes], tool_name: str
 ) -> None:
     from rondo.server.components import Tool
-    from rondo.transport.http import _check_routing
-    from rondo.transport.verdicts import plain_tool_name
+    from rondo.transport.http.app import _check_routing
+    from rondo.transport.http.verdicts import plain_tool_name
     from rondo.wire.errors import McpError
 
     def plain(headers: dict[bytes, list[bytes]], tool_name: bytes | None) -> bool:
@@ -386,7 +386,7 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
 def expected_refusal(headers: dict[bytes, list[bytes]], params: dict[str, Any]) -> str | None:
     """The reference model: the transport's checks, in order, without any shortcut, then the
     tool's lookup."""
-    from rondo.transport.http import _check_header, _check_routing
+    from rondo.transport.http.app import _check_header, _check_routing
     from rondo.wire.envelope import check_version, envelope
     from rondo.wire.errors import McpError
 
@@ -435,8 +435,8 @@ def test_http_routing_and_version_answers_follow_the_checks_in_order(
 
 def expected_http_refusal(app: HttpApp, headers: list[tuple[bytes, bytes]], body: bytes) -> int | None:
     """The reference model for what comes before the JSON: header checks, host, body bound."""
-    from rondo.transport.asgi import header_map
-    from rondo.transport.checks import header_problem
+    from rondo.transport.http.asgi import header_map
+    from rondo.transport.http.checks import header_problem
 
     mapped = header_map({"headers": headers})
     refused = header_problem(mapped, "POST")

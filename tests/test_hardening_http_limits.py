@@ -18,7 +18,7 @@ import uvicorn
 
 import rondo
 from rondo.transport.http import HttpApp
-from rondo.transport.limits import HttpLimits, uvicorn_options
+from rondo.transport.serve.limits import HttpLimits, uvicorn_options
 
 pytestmark = pytest.mark.slow
 

@@ -153,7 +153,7 @@ def test_a_token_over_the_header_limit_gets_431_not_401(http: str, free_port: in
     from auth_helpers import call, protected_server
     from helpers_core import http_headers
     from rondo.auth import ResourceServer
-    from rondo.transport.limits import HttpLimits, uvicorn_options
+    from rondo.transport.serve import HttpLimits, uvicorn_options
 
     v, _ = verifier([jwk(RSA_KEY, "k1")])
     app = protected_server(ResourceServer(resource=AUD, issuer=ISS, verifier=v)).asgi()

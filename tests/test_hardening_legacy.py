@@ -12,7 +12,7 @@ import rondo
 from rondo.legacy import LegacyConfig
 from rondo.legacy.sessions import LegacySession, SessionTable
 from rondo.transport.http import HttpApp
-from rondo.transport.legacy_http import HttpState, ReplayBudget
+from rondo.transport.http.legacy import HttpState, ReplayBudget
 from test_legacy_http import Exchange, Session
 
 NOTE = {"jsonrpc": "2.0", "method": "notifications/message",

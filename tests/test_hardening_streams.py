@@ -215,7 +215,7 @@ def test_fan_out_to_many_listeners_does_not_block_the_loop() -> None:
 
 
 def test_pending_notes_merge_what_supersedes_and_bound_the_rest() -> None:
-    from rondo.transport.pending import HARD_FACTOR, PendingNotes
+    from rondo.transport.http.pending import HARD_FACTOR, PendingNotes
 
     def progress(token: Any, n: int) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "method": "notifications/progress",

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from rondo.transport import limits as limits_module
-from rondo.transport.limits import (
+from rondo.transport.serve import limits as limits_module
+from rondo.transport.serve.limits import (
     DESCRIPTOR_RESERVE,
     ENV_LIMITS,
     HttpLimits,
@@ -60,7 +60,7 @@ def test_without_httptools_the_options_pick_h11_and_carry_the_limits(
     monkeypatch.setitem(sys.modules, "httptools", None)
     chosen = HttpLimits(header_timeout=2.5, max_connections=20, max_header_bytes=4096)
     options = uvicorn_options(chosen)
-    assert options["http"] == "rondo.transport.limits:GuardedH11"
+    assert options["http"] == "rondo.transport.serve.limits:GuardedH11"
     assert options["limit_concurrency"] == 21 and options["timeout_keep_alive"] == 5.0
     assert options["h11_max_incomplete_event_size"] == 8192
     assert json.loads(limits_module.os.environ[ENV_LIMITS])["header_timeout"] == 2.5

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rondo.transport.limits import HttpLimits
+from rondo.transport.serve.limits import HttpLimits
 from test_coalesce import Recorder, call, connected, post, until
 
 KEEPALIVE = 0.2

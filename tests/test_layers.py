@@ -24,7 +24,6 @@ SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
 # entry is still a real climb, so a fixed one must be struck off).
 PENDING = {
     ("rondo.client.session", "rondo.tasks.client"),
-    ("rondo.client.terminal", "rondo.tasks.client"),
     ("rondo.core.methods", "rondo.legacy.ask"),
     ("rondo.core.replicas", "rondo.tasks.store"),
     ("rondo.fleet.worker", "rondo.tasks"),

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rondo  # noqa: E402
 from rondo.legacy import LegacyConfig, close_stream  # noqa: E402
 from rondo.transport.http import HttpApp  # noqa: E402
-from rondo.transport.legacy_http import HttpState, _resume_point  # noqa: E402
+from rondo.transport.http.legacy import HttpState, _resume_point  # noqa: E402
 from test_legacy import ACCEPT_BLUE, COLOR, check, make_server  # noqa: E402
 
 ERA = "2025-11-25"

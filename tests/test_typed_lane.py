@@ -293,7 +293,7 @@ def test_what_reads_alike_is_on_the_lane_and_the_rest_is_not() -> None:
 
 def _typed_only(server: rondo.Server, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the dict paths fail loudly: whatever answers now is the typed lane."""
-    import rondo.transport.http as http_module
+    import rondo.transport.http.app as http_module
     import rondo.transport.stdio as stdio_module
 
     def no(*_: Any, **__: Any) -> Any:

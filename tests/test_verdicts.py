@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rondo
-from rondo.transport import verdicts
-from rondo.transport.http import HttpApp
+from rondo.transport.http import HttpApp, verdicts
 from test_express import CAPS, PV, SERVER, V, asgi, request
 
 LONG_LIVED = HttpApp(SERVER, max_body=600)

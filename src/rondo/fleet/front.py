@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..transport.http import LOOPBACK_HOSTS, _hostname
+from ..transport.http.app import LOOPBACK_HOSTS, _hostname
 from ..wire.errors import INVALID_REQUEST
 from .keyinfo import REPORT_PATH, key_report
 

@@ -318,7 +318,7 @@ def uvicorn_options(config: RunConfig) -> dict[str, Any]:
         options["loop"] = "uvloop"
     except ImportError:
         pass
-    from ..transport.limits import uvicorn_options as bounded
+    from ..transport.serve import uvicorn_options as bounded
 
     options.update(bounded())  # timeouts, connection cap, header bounds (docs/limits.md)
     return options

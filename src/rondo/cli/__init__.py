@@ -1,17 +1,18 @@
-"""`rondo run` serves a server file; `rondo call` is a terminal client; `rondo keys` checks a
-fleet's state keys."""
+"""`rondo run` serves a server file; `rondo call` is a terminal client (`call.py`, with the
+terminal's questions in `prompts.py` and what it prints in `show.py`); `rondo keys` checks a
+fleet's state keys. `python -m rondo.cli ...` is `rondo ...`."""
 
 from __future__ import annotations
 
 import sys
 
-from .fleet.loader import load_server
+from ..fleet.loader import load_server
 
 __all__ = ["load_server", "main"]
 
 
 def run_command(argv: list[str]) -> int:
-    from .fleet.run import run_command as run
+    from ..fleet.run import run_command as run
 
     return run(argv)
 
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE)
         return 0
     if argv[0] in ("-V", "--version"):
-        from . import __version__
+        from .. import __version__
 
         print(f"rondo-mcp {__version__}")
         return 0
@@ -46,16 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     if command == "run":
         return run_command(rest)
     if command == "call":
-        from .client.terminal import main as call_main
+        from .call import main as call_main
 
         return call_main(rest)
     if command == "keys":
-        from .fleet.keycheck import keys_command
+        from ..fleet.keycheck import keys_command
 
         return keys_command(rest)
     print(f"rondo: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,8 +7,8 @@ from typing import Any
 
 import msgspec
 
-from ..wire.errors import McpError, http_status
-from ..wire.jsonrpc import error_response
+from ...wire.errors import McpError, http_status
+from ...wire.jsonrpc import error_response
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

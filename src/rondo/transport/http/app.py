@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..core.express import answer_tool
-from ..core.failures import masked_internal_error
-from ..server.request import Request
-from ..wire.bounds import may_be_deep, nesting_error, too_deep
-from ..wire.envelope import check_version, envelope
-from ..wire.era import MODERN, has_modern_meta, http_era
-from ..wire.errors import (
+from ...core.express import answer_tool
+from ...core.failures import masked_internal_error
+from ...server.request import Request
+from ...wire.bounds import may_be_deep, nesting_error, too_deep
+from ...wire.envelope import check_version, envelope
+from ...wire.era import MODERN, has_modern_meta, http_era
+from ...wire.errors import (
     DECODE_ERRORS,
     HEADER_MISMATCH,
     INVALID_REQUEST,
@@ -33,9 +33,9 @@ from ..wire.errors import (
     internal_error,
     undecodable,
 )
-from ..wire.headers import HeaderValueError, check_param_headers, decode_value
-from ..wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
-from ..wire.meta import NAME_FIELDS
+from ...wire.headers import HeaderValueError, check_param_headers, decode_value
+from ...wire.jsonrpc import error_response, not_an_object, readable_id, request_shape
+from ...wire.meta import NAME_FIELDS
 from .asgi import (
     KEEPALIVE_FRAME,
     SSE_HEADERS,
@@ -55,8 +55,7 @@ from .pending import PendingNotes
 from .verdicts import HeaderFacts, Verdicts
 
 if TYPE_CHECKING:
-    from ..server.server import Server
-    from .limits import HttpLimits
+    from ...server.server import Server
 
 log = logging.getLogger("rondo.http")
 
@@ -138,7 +137,7 @@ class HttpApp:
         self.guard: Any = None
         auth = server.auth if auth is None else auth
         if auth is not None:
-            from ..auth.guard import HttpGuard
+            from ...auth.guard import HttpGuard
 
             if server.auth is None:
                 server.auth = auth  # list filtering in the core reads it
@@ -148,7 +147,7 @@ class HttpApp:
         # The 2025-11-25 era (sessions): True for the defaults, a LegacyConfig, or False for none.
         self.legacy: Any = None
         if legacy:
-            from .legacy_http import LegacyHttp
+            from .legacy import LegacyHttp
 
             self.legacy = LegacyHttp(self, None if legacy is True else legacy)
 
@@ -567,13 +566,13 @@ async def _send_sse(send: Send, frames: list[dict[str, Any]]) -> None:
 
 
 def _warn_process_key(server: Server) -> None:
-    from ..core.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
+    from ...core.replicas import check_fleet  # fleet hook: a replica refuses a per-process key
 
     check_fleet(server)
     policy = server.state_policy
     if policy is None:
         return
-    from ..state.keys import ENV_KEYS
+    from ...state.keys import ENV_KEYS
 
     if policy.ephemeral:
         # Its own logger, so one process that means it can silence exactly this note.
@@ -647,52 +646,3 @@ def _check_name(headers: Headers, field: str, expected: Any) -> None:
         raise _mismatch(f"Mcp-Name: {exc}") from None
     if value != expected:
         raise _mismatch(f"Mcp-Name header value {value!r} does not match body {field} {expected!r}")
-
-
-def _is_loopback(host: str) -> bool:
-    return host in ("127.0.0.1", "localhost", "::1", "[::1]") or host.startswith("127.")
-
-
-# The uvicorn options `serve()` always sets: no access log, no proxy-header rewriting, no
-# `server` or `date` header (benchmarks/inprocess.py builds the same protocol from them).
-SERVE_OPTIONS: dict[str, Any] = {"access_log": False, "proxy_headers": False,
-                                 "server_header": False, "date_header": False}
-
-
-def serve(
-    server: Server,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    log_level: str = "warning",
-    limits: HttpLimits | None = None,
-    **options: Any,
-) -> None:
-    """Serve with uvicorn (uvloop and httptools when installed), bounded by `limits`
-    (`rondo.transport.limits.HttpLimits`; docs/limits.md)."""
-    import uvicorn
-
-    from .limits import HttpLimits, uvicorn_options
-
-    limits = limits or HttpLimits()  # checked now: a bad limit fails at start-up
-
-    if "allowed_hosts" not in options and not _is_loopback(host):
-        # A public bind has public host names we cannot guess; the caller must name them.
-        raise ValueError(
-            f"binding {host!r} needs allowed_hosts=[...] (your public host names) or "
-            "allowed_hosts=None to turn off DNS-rebinding protection"
-        )
-    app = HttpApp(server, **options)
-    config: dict[str, Any] = {"host": host, "port": port, "log_level": log_level,
-                              "lifespan": "on", **SERVE_OPTIONS,
-                              # Open SSE streams (legacy GET streams, listen) never end on their
-                              # own: cancel them shortly after a shutdown signal instead of waiting.
-                              "timeout_graceful_shutdown": 2}
-    try:
-        import uvloop  # noqa: F401
-
-        config["loop"] = "uvloop"
-    except ImportError:
-        pass
-    config.update(uvicorn_options(limits))  # timeouts, connection cap, header bounds
-    uvicorn.run(app, **config)

@@ -7,7 +7,7 @@ server answers with one or the other, and a client that takes neither cannot rea
 
 from __future__ import annotations
 
-from ..wire.errors import INVALID_REQUEST, McpError
+from ...wire.errors import INVALID_REQUEST, McpError
 from .asgi import Headers
 
 _ACCEPTABLE = ("application/json", "text/event-stream", "application/*", "text/*", "*/*")

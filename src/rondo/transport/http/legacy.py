@@ -26,12 +26,12 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..legacy.dialect import LegacyDialect
-from ..legacy.sessions import LegacyCall, LegacyConfig, LegacySession
-from ..wire.era import is_legacy_start
-from ..wire.errors import INVALID_REQUEST, SERVER_BUSY, SESSION_NOT_FOUND, McpError
-from ..wire.jsonrpc import duplicate_id, error_response, is_response, readable_id
-from ..wire.meta import LEGACY_VERSIONS
+from ...legacy.dialect import LegacyDialect
+from ...legacy.sessions import LegacyCall, LegacyConfig, LegacySession
+from ...wire.era import is_legacy_start
+from ...wire.errors import INVALID_REQUEST, SERVER_BUSY, SESSION_NOT_FOUND, McpError
+from ...wire.jsonrpc import duplicate_id, error_response, is_response, readable_id
+from ...wire.meta import LEGACY_VERSIONS
 from .asgi import (
     KEEPALIVE_FRAME,
     Headers,
@@ -46,7 +46,7 @@ from .asgi import (
 )
 
 if TYPE_CHECKING:
-    from .http import HttpApp
+    from .app import HttpApp
 
 log = logging.getLogger("rondo.http.legacy")
 REPLAY_LIMIT = 256  # events kept per request stream for Last-Event-ID replay
