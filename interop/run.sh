@@ -58,6 +58,9 @@ check mcpdo-legacy "$RONDO_PY" interop/mcpdo_check.py --era legacy
 check rondo-client-ts-protected "$RONDO_PY" interop/rondo_client_auth_check.py --node "$(command -v node)"
 check ext-tasks-client node interop/ts_tasks_client_check.mjs
 check rondo-client-ext-tasks-server "$RONDO_PY" interop/rondo_tasks_check.py --node "$(command -v node)"
+# rondo.openapi tools from a real FastAPI app on a two-worker fleet; a confirmed DELETE's rounds
+# land on different workers
+check ts-openapi-fleet node interop/ts_openapi_fleet_check.mjs
 
 echo "interop: $passed passed, $failed failed"
 (( failed == 0 ))
