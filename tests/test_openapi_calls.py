@@ -4,6 +4,7 @@ confirmation round before every unsafe call (with the sealed digest of the exact
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pytest
@@ -239,3 +240,40 @@ def test_header_arguments_cannot_inject_lines():
     result = Client(server).tool("get_item", {"item_id": 1, "x-trace": "a\r\nX-Evil: 1"})
     assert result["isError"] is True
     assert result["content"][0]["text"] == "get_item: header 'x-trace' must not contain line breaks"
+
+
+def test_safe_reads_as_resources_and_templates():
+    _, server = build(routes=[Route(kind="template", pattern=r"^/items/\{item_id\}$",
+                                    methods=["GET"]),
+                              Route(kind="resource", pattern="^/whoami$")], name="shop")
+    assert "get_item" not in server.tools and "whoami" not in server.tools
+    client = Client(server)
+    read = client.result("resources/read", {"uri": "openapi://shop/items/2"})
+    assert json.loads(read["contents"][0]["text"]) == {"id": 2, "name": "lamp", "price": 35.5,
+                                                       "tags": []}
+    missing = client.error("resources/read", {"uri": "openapi://shop/items/9"})
+    assert missing["message"] == ('HTTP 404 Not Found from GET /items/{item_id}: '
+                                  '{"detail":"no item 9"}')
+    who = client.result("resources/read", {"uri": "openapi://shop/whoami"})
+    assert who["contents"][0]["text"] == '{"session":null,"authorization":null}'
+
+
+def test_a_legacy_client_is_asked_over_its_session_and_the_call_runs():
+    import asyncio
+
+    from rondo.client import Client as RondoClient
+
+    app, server = build(headers=SERVICE)
+    asked = []
+
+    def yes(request):
+        asked.append(request.message)
+        return {"action": "accept", "content": {"confirm": True}}
+
+    async def main():
+        async with RondoClient(server, protocol="2025-11-25", on_elicit=yes) as client:
+            return await client.call_tool("delete_item", {"item_id": 1})
+
+    result = asyncio.run(main())
+    assert result.structured_content == {"deleted": 1} and app.state.deleted == [1]
+    assert asked == ["Send this request?\n\nDELETE http://fastapi.local/items/1"]
