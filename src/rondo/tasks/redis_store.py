@@ -1,30 +1,38 @@
 """`RedisTaskStore`: tasks in Redis, so every replica of a fleet sees the same tasks.
 
-One key per task (`<prefix><id>`, the record's JSON), expiring with the task's TTL. `modify`
-is optimistic: WATCH the key, read, change, write in MULTI/EXEC, retry if another replica wrote
-in between, so a `tasks/update` on one replica and the worker's lease renewal on another never
-lose each other's writes. `wait` polls (a task changes at human or job pace; the poll interval
-bounds how late a worker notices an answer or a cancel).
+One key per task (`<prefix><id>`, the record's JSON), expiring with the task's TTL, and beside
+it the lease as the last renewal wrote it (`<prefix><id>:lease`, so renewing a lease is one
+`SET`, not a read-change-write of the record). `modify` is optimistic: WATCH both keys, read,
+change, write in MULTI/EXEC, retry if another replica wrote in between, so a `tasks/update` on
+one replica and the worker's writes on another never lose each other's changes. Every write
+publishes the task id on `<prefix>changes` in the same transaction; `on_change` and `wait`
+listen there (`redis_feed.py`), so a keeper wakes when its own task changes and never polls.
+Connections come from a bounded pool (`max_connections`): past it a command waits for a free
+connection (up to `pool_timeout` seconds) instead of failing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..wire.errors import internal_error
 from .record import TaskRecord, decode, encode
-from .store import Change
+from .redis_feed import Feed
+from .store import Change, Wake
 
 _RETRIES = 50
 
 
 class RedisTaskStore:
     """`url` (e.g. `redis://127.0.0.1:6379/0`) or a ready `redis.asyncio.Redis` as `client`.
-    `poll` is the `wait` interval in seconds; `grace` seconds are kept past a task's TTL before
-    Redis drops it (the spec forbids early expiry, not late)."""
+    `grace` seconds are kept past a task's TTL before Redis drops it (the spec forbids early
+    expiry, not late). With a `url`, each event loop gets a pool of at most `max_connections`
+    connections; a command finding none free waits up to `pool_timeout` seconds. `poll` is
+    accepted for compatibility and unused: changes arrive on the feed."""
 
     def __init__(
         self,
@@ -34,6 +42,8 @@ class RedisTaskStore:
         prefix: str = "rondo:task:",
         poll: float = 0.1,
         grace: float = 5.0,
+        max_connections: int = 64,
+        pool_timeout: float = 10.0,
     ) -> None:
         try:
             import redis.asyncio as aioredis
@@ -44,14 +54,22 @@ class RedisTaskStore:
             raise ValueError("give RedisTaskStore a url or a client, not both")
         if not poll > 0 or grace < 0:
             raise ValueError("poll must be positive and grace non-negative")
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 2:
+            raise ValueError("max_connections must be an integer of at least 2 (the feed holds one)")
+        if not pool_timeout > 0:
+            raise ValueError("pool_timeout must be positive")
         self._url = url
         self._client = client
-        self._factory = aioredis.from_url
+        self._aioredis = aioredis
         self._watch_error = WatchError
         self.prefix = prefix
+        self.channel = prefix + "changes"
         self.poll = poll
         self.grace = grace
+        self.max_connections = max_connections
+        self.pool_timeout = pool_timeout
         self._clients: dict[int, Any] = {}
+        self._feeds: dict[int, Feed] = {}
 
     def _redis(self) -> Any:
         if self._client is not None:
@@ -61,8 +79,17 @@ class RedisTaskStore:
         client = self._clients.get(id(loop))
         if client is None:
             assert self._url is not None
-            client = self._clients[id(loop)] = self._factory(self._url)
+            pool = self._aioredis.BlockingConnectionPool.from_url(
+                self._url, max_connections=self.max_connections, timeout=self.pool_timeout)
+            client = self._clients[id(loop)] = self._aioredis.Redis(connection_pool=pool)
         return client
+
+    def _feed(self) -> Feed:
+        loop = asyncio.get_running_loop()
+        feed = self._feeds.get(id(loop))
+        if feed is None or feed.loop is not loop:
+            feed = self._feeds[id(loop)] = Feed(self._redis(), self.channel, loop)
+        return feed
 
     def _key(self, task_id: str) -> str:
         return self.prefix + task_id
@@ -71,18 +98,23 @@ class RedisTaskStore:
         expires = record.expires_at()
         return None if expires is None else int((expires + self.grace) * 1000)
 
+    def _lease_key(self, task_id: str) -> str:
+        return self.prefix + task_id + ":lease"
+
     async def create(self, record: TaskRecord) -> None:
         r = self._redis()
-        written = await r.set(self._key(record.id), encode(record), nx=True,
-                              pxat=self._expiry_ms(record))
+        async with r.pipeline(transaction=True) as pipe:
+            pipe.set(self._key(record.id), encode(record), nx=True, pxat=self._expiry_ms(record))
+            pipe.publish(self.channel, record.id)
+            written, _ = await pipe.execute()
         if not written:
             raise internal_error("task id collision")  # 192 random bits: a broken RNG
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        raw = await self._redis().get(self._key(task_id))
-        if raw is None:
+        raw, lease = await self._redis().mget(self._key(task_id), self._lease_key(task_id))
+        record = _merged(raw, lease)
+        if record is None:
             return None
-        record = decode(raw)
         expires = record.expires_at()
         if expires is not None and expires <= time.time():
             return None
@@ -90,30 +122,77 @@ class RedisTaskStore:
 
     async def modify(self, task_id: str, change: Change) -> TaskRecord | None:
         r = self._redis()
-        key = self._key(task_id)
+        key, lease_key = self._key(task_id), self._lease_key(task_id)
         for _ in range(_RETRIES):
             async with r.pipeline(transaction=True) as pipe:
                 try:
-                    await pipe.watch(key)
-                    raw = await pipe.get(key)
-                    if raw is None:
+                    await pipe.watch(key, lease_key)
+                    raw, lease = await pipe.mget(key, lease_key)
+                    record = _merged(raw, lease)
+                    if record is None:
                         return None
-                    record = decode(raw)
                     if not change(record):
                         await pipe.unwatch()
                         return record
                     pipe.multi()
-                    pipe.set(key, encode(record), keepttl=True)
+                    pipe.set(key, encode(record), keepttl=True)  # the record holds the lease again
+                    pipe.delete(lease_key)
+                    pipe.publish(self.channel, task_id)
                     await pipe.execute()
                     return record
                 except self._watch_error:
                     continue
         raise internal_error("the task changed too often to update; try again")
 
+    async def renew_many(self, task_ids: Iterable[str], until: float) -> list[str]:
+        """One pipeline: each live task's lease key is set to `until` (kept `grace` past it).
+        Returns the ids whose task is gone. Wakes nobody: no change is published."""
+        ids = list(task_ids)
+        if not ids:
+            return []
+        async with self._redis().pipeline(transaction=False) as pipe:
+            for task_id in ids:
+                pipe.exists(self._key(task_id))
+                pipe.set(self._lease_key(task_id), repr(until), pxat=int((until + self.grace) * 1000))
+            replies = await pipe.execute()
+        return [task_id for task_id, found in zip(ids, replies[::2], strict=True) if not found]
+
+    def on_change(self, task_id: str, wake: Wake) -> Callable[[], None]:
+        return self._feed().on_change(task_id, wake)
+
     async def wait(self, task_ids: Iterable[str], timeout: float) -> None:
-        await asyncio.sleep(min(timeout, self.poll))
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not fut.done():
+                fut.set_result(None)
+
+        stops = [self.on_change(task_id, wake) for task_id in task_ids]
+        try:
+            await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            for stop in stops:
+                stop()
 
     async def aclose(self) -> None:
+        for feed in self._feeds.values():
+            await feed.aclose()
+        self._feeds.clear()
         for client in self._clients.values():
-            await client.aclose()
+            with contextlib.suppress(Exception):
+                await client.aclose()
         self._clients.clear()
+
+
+def _merged(raw: bytes | None, lease: bytes | None) -> TaskRecord | None:
+    """The record with the lease its renewals moved on (a renewal writes only the lease key)."""
+    if raw is None:
+        return None
+    record = decode(raw)
+    if lease is not None and not record.terminal and record.lease is not None:
+        with contextlib.suppress(ValueError):
+            record.lease = max(record.lease, float(lease))
+    return record
