@@ -30,6 +30,7 @@ from rondo.client import (  # noqa: E402
     SampleRequest,
     form_defaults,
 )
+from rondo.client.skills import SkillsClient  # noqa: E402
 
 Scenario = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -64,6 +65,32 @@ def stub_arguments(schema: dict[str, Any]) -> dict[str, Any]:
 async def initialize(url: str, version: str, context: dict[str, Any]) -> None:
     async with Client(url, protocol=version, name="rondo-conformance") as client:
         await client.list_tools()
+
+
+@scenario("sep-2640-client-no-prefetch")
+async def skills_no_prefetch(url: str, version: str, context: dict[str, Any]) -> None:
+    """A host connects and lists the server's skills, as at start-up: the catalog is read,
+    no skill file is (the check counts every resources/read of a listed file)."""
+    async with Client(url, protocol=version) as client:
+        skills = SkillsClient(client)
+        if await skills.supported():
+            for entry in await skills.list_skills():
+                print(f"skill {entry['frontmatter'].get('name')}: {entry['uri']}", file=sys.stderr)
+
+
+@scenario("sep-2640-client-verify-digest", "sep-2640-client-verify-size",
+          "sep-2640-client-verify-frontmatter")
+async def skills_verify(url: str, version: str, context: dict[str, Any]) -> None:
+    """A host loads the first skill when the model needs it and then reads its other files;
+    a SKILL.md that fails verification stops it there (SkillVerificationError, exit 1)."""
+    async with Client(url, protocol=version) as client:
+        skills = SkillsClient(client)
+        entries = await skills.list_skills()
+        if entries:
+            skill = await skills.load(entries[0])
+            for path in skill.files:
+                if path != "SKILL.md":
+                    await skill.read(path)
 
 
 @scenario("tools_call")

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run the official conformance runner's client mode against conformance/client.py.
-#   bash conformance/run-client.sh 2026-07-28      (or 2025-11-25)
+#   bash conformance/run-client.sh 2026-07-28 [--scored-extension SCENARIO]...   (or 2025-11-25)
+# --scored-extension adds an extension scenario the requirement set does not name (the skills
+# extension's sep-2640-client-no-prefetch) to pass 1: it must pass like the others.
 # Two passes:
 #   1. every client scenario of the requirement set (scored or not, authorization included)
 #      alone, judged strictly: a FAILURE or WARNING check, a timeout or a non-zero exit
@@ -10,7 +12,16 @@
 #   2. the whole requirement set at once against conformance/expected-failures-client-REQ.yaml
 #      (empty: nothing may fail): any failure, or a listed scenario that now passes, fails it.
 set -uo pipefail
-REQ="${1:?usage: conformance/run-client.sh REQUIREMENTS (2026-07-28 or 2025-11-25)}"
+REQ="${1:?usage: conformance/run-client.sh REQUIREMENTS (2026-07-28 or 2025-11-25) [--scored-extension SCENARIO]...}"
+shift
+EXTRA=()
+while (( $# )); do
+  case "$1" in
+    --scored-extension) [[ -n "${2:-}" ]] || { echo "conformance: --scored-extension needs a scenario" >&2; exit 2; }
+                        EXTRA+=("$2"); shift 2 ;;
+    *) echo "conformance: unknown option $1" >&2; exit 2 ;;
+  esac
+done
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/env.sh
@@ -31,6 +42,7 @@ mapfile -t SCENARIOS < <("$RONDO_CONFORMANCE" list --requirements "$REQ" | awk '
   /^Run and reported/ { client = 0; notscored = 1; next }
   client && /^  - / { print $2 }
   notscored && /\[client\]/ { print $2 }' | sort -u)
+SCENARIOS+=("${EXTRA[@]}")
 (( ${#SCENARIOS[@]} > 0 )) || { echo "conformance: no client scenarios listed for $REQ" >&2; exit 1; }
 
 failed=()

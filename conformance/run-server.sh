@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # Run the official conformance runner against conformance/server.py for one requirement set.
-#   bash conformance/run-server.sh 2026-07-28
+#   bash conformance/run-server.sh 2026-07-28 [--scored-extension SCENARIO]...
 # Starts the fixture on a free loopback port, runs every scenario the revision requires (plus
 # the not-scored ones), then judges the results with conformance/summarize.py (strict: warnings,
 # pending and extension scenarios must pass, stale baseline entries fail; only the scenarios
 # named in PLACEHOLDERS below, which the runner ships checking nothing yet, may SKIP).
+# --scored-extension SCENARIO (repeatable) also runs an extension scenario the requirement set
+# does not name (the skills extension's sep-2640-*), at this revision, and scores it: it must
+# pass, and a scenario whose every check is SKIPPED fails.
 set -uo pipefail
-REQ="${1:?usage: conformance/run-server.sh REQUIREMENTS (e.g. 2026-07-28)}"
+REQ="${1:?usage: conformance/run-server.sh REQUIREMENTS (e.g. 2026-07-28) [--scored-extension SCENARIO]...}"
+shift
+EXTRA=()
+while (( $# )); do
+  case "$1" in
+    --scored-extension) [[ -n "${2:-}" ]] || { echo "conformance: --scored-extension needs a scenario" >&2; exit 2; }
+                        EXTRA+=("$2"); shift 2 ;;
+    *) echo "conformance: unknown option $1" >&2; exit 2 ;;
+  esac
+done
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 source scripts/env.sh
@@ -70,7 +82,17 @@ fi
   -o "$OUT" --expected-failures "$EXPECTED" >"$OUT/runner.log" 2>&1
 runner_rc=$?
 
-"$RONDO_PY" conformance/summarize.py "$OUT" "$EXPECTED" \
+scored_args=()
+for scenario in "${EXTRA[@]}"; do
+  # --force: extension scenarios are off the spec timeline (the runner would skip them).
+  if ! "$RONDO_CONFORMANCE" server --url "http://localhost:$PORT/mcp" --scenario "$scenario" \
+       --spec-version "$REQ" --force -o "$OUT" >>"$OUT/runner-extensions.log" 2>&1; then
+    echo "conformance: extension scenario $scenario reported failures (see $OUT/runner-extensions.log)"
+  fi
+  scored_args+=(--scored-extension "$scenario")
+done
+
+"$RONDO_PY" conformance/summarize.py "$OUT" "$EXPECTED" "${scored_args[@]}" \
   ${PLACEHOLDERS[@]/#/--placeholder=} \
   --requirements "$(dirname "$RONDO_CONFORMANCE")/../@modelcontextprotocol/conformance/requirements/$REQ.yaml"
 summary_rc=$?

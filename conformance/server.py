@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import rondo
@@ -25,6 +26,7 @@ from rondo.content import (
     user,
 )
 from rondo.legacy import close_stream
+from rondo.skills import Skills, declare
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
@@ -381,6 +383,16 @@ def test_trigger_prompt_change() -> str:
     """Tells listening clients that the prompt list changed."""
     server.notify_prompts_changed()
     return "Prompt list change notified"
+
+
+# -- the skills extension (io.modelcontextprotocol/skills) -------------------------------------
+# One skill from a directory (with subdirectories, for resources/directory/read) and one
+# declared in code.
+SKILLS_DIR = Path(__file__).resolve().parent / "skills"
+server.extension(Skills(SKILLS_DIR, skills=[declare(
+    "release-notes", "Write release notes from a list of merged changes.",
+    "# Release notes\n\nGroup the changes by kind; see templates/NOTES.md.\n",
+    files={"templates/NOTES.md": "## Added\n\n## Fixed\n"})]))
 
 
 # -- the tasks extension (io.modelcontextprotocol/tasks) --------------------------------------

@@ -254,6 +254,14 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="the runner's requirements YAML (default: derived from the expected-failures name)",
     )
+    parser.add_argument(
+        "--scored-extension",
+        action="append",
+        default=[],
+        metavar="SCENARIO",
+        help="an extension scenario the requirement set does not name, scored here: it must "
+        "have run and passed (all checks SKIPPED fails it); repeatable",
+    )
     args = parser.parse_args(argv)
     req_path = args.requirements
     if req_path is None:
@@ -261,7 +269,12 @@ def main(argv: list[str] | None = None) -> int:
         if not m:
             parser.error("cannot tell the revision; pass --requirements")
         req_path = RUNNER_PACKAGE / "requirements" / f"{m.group(1)}.yaml"
-    return summarize(args.results_dir, args.expected_failures, parse_requirements(req_path),
+    requirements = parse_requirements(req_path)
+    for scenario in args.scored_extension:
+        if scenario not in requirements.scored:
+            requirements.scored.append(scenario)
+        requirements.not_scored.pop(scenario, None)
+    return summarize(args.results_dir, args.expected_failures, requirements,
                      frozenset(args.placeholder))
 
 

@@ -21,6 +21,13 @@ STRICT_TYPES=1
 COVERAGE_MIN=90
 # Requirement sets the conformance lane runs (each needs conformance/expected-failures-server-REQ.yaml).
 CONFORMANCE_REQUIREMENTS=(2026-07-28 2025-11-25)
+# Extension scenarios no requirement set names, run and scored in every conformance lane (they
+# must pass with real checks: a scenario whose every check is skipped fails).
+SCORED_SERVER_EXTENSIONS=(--scored-extension sep-2640-skills-enumeration
+  --scored-extension sep-2640-skills-manifest --scored-extension sep-2640-skills-directory)
+SCORED_CLIENT_EXTENSIONS=(--scored-extension sep-2640-client-no-prefetch
+  --scored-extension sep-2640-client-verify-digest --scored-extension sep-2640-client-verify-size
+  --scored-extension sep-2640-client-verify-frontmatter)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -169,7 +176,7 @@ if (( ! fast )); then
     banner "conformance $req"
     start=$SECONDS
     log="$LOG_DIR/conformance-$req.log"
-    bash conformance/run-server.sh "$req" 2>&1 | tee "$log"
+    bash conformance/run-server.sh "$req" "${SCORED_SERVER_EXTENSIONS[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
     # summarize.py prints "scored: N/M passed", then one "  not scored (REASON): N/M passed"
     # line per reason the requirement set gives (pending, extension, added-after-release).
@@ -189,7 +196,7 @@ if (( ! fast )); then
     banner "client conformance $req"
     start=$SECONDS
     log="$LOG_DIR/client-conformance-$req.log"
-    if bash conformance/run-client.sh "$req" >"$log" 2>&1; then
+    if bash conformance/run-client.sh "$req" "${SCORED_CLIENT_EXTENSIONS[@]}" >"$log" 2>&1; then
       record "client conf. $req" PASS "$(grep -oE '[0-9]+ scenarios alone: .*' "$log" | tail -n1) ($((SECONDS - start))s)"
     else
       tail -n 40 "$log"

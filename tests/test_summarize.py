@@ -193,3 +193,38 @@ def test_a_required_scenario_that_checked_nothing_fails(tmp_path, capsys, scenar
     assert judge(tmp_path, statuses) == 1
     out = capsys.readouterr().out
     assert f"SKIP  {scenario}" in out and f"{scenario}: skipped (no check succeeded)" in out
+
+
+def judge_with(tmp_path: Path, statuses, extra: list[str]) -> int:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    req = tmp_path / "req.yaml"
+    req.write_text(REQUIREMENTS)
+    ef = tmp_path / "expected-failures-server-2026-07-28.yaml"
+    ef.write_text("server: []\n")
+    results = tmp_path / "results"
+    write_run(results, statuses, "2026-01-01T00-00-00-000Z")
+    args = [a for name in extra for a in ("--scored-extension", name)]
+    return summarize.main([str(results), str(ef), "--requirements", str(req), *args])
+
+
+def test_a_scored_extension_must_run_and_pass(tmp_path, capsys):
+    skills = {"sep-2640-x": [("c1", "SUCCESS"), ("c2", "SKIPPED")]}
+    assert judge_with(tmp_path / "ok", {**ALL_PASS, **skills}, ["sep-2640-x"]) == 0
+    assert "scored: 3/3 passed" in capsys.readouterr().out
+    assert judge_with(tmp_path / "missing", ALL_PASS, ["sep-2640-x"]) == 1
+    assert "sep-2640-x: no results" in capsys.readouterr().out
+    failing = {"sep-2640-x": [("c1", "FAILURE")]}
+    assert judge_with(tmp_path / "fail", {**ALL_PASS, **failing}, ["sep-2640-x"]) == 1
+    capsys.readouterr()
+
+
+def test_a_scored_extension_whose_checks_all_skipped_fails(tmp_path, capsys):
+    skipped = {"sep-2640-x": [("c1", "SKIPPED"), ("c2", "SKIPPED")]}
+    assert judge_with(tmp_path, {**ALL_PASS, **skipped}, ["sep-2640-x"]) == 1
+    assert "sep-2640-x: skipped (no check succeeded)" in capsys.readouterr().out
+
+
+def test_scoring_an_extension_the_set_calls_not_scored_scores_it(tmp_path, capsys):
+    statuses = {**ALL_PASS, "tasks-x": [("t1", "SKIPPED")]}  # a placeholder would be let off
+    assert judge_with(tmp_path, statuses, ["tasks-x"]) == 1
+    assert "tasks-x: skipped (no check succeeded)" in capsys.readouterr().out

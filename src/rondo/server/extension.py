@@ -16,7 +16,9 @@ class Extension(Protocol):
 
     `name` is its identifier (e.g. `io.modelcontextprotocol/tasks`); `methods()` the rows it
     adds to the method table; `capability(server)` what to advertise under
-    `capabilities.extensions[name]`, or None to advertise nothing (yet).
+    `capabilities.extensions[name]`, or None to advertise nothing (yet). It may also have
+    `attach(server)`, called once when installed (to register resources, say), and the fleet
+    hooks `fleet_problem(server) -> str | None` and `use_redis(url)` (`rondo.fleet`).
     """
 
     name: str

@@ -444,6 +444,9 @@ class Server:
         self.extensions[name] = extension
         for method in extension.methods():
             self._add_method(method)
+        attach = getattr(extension, "attach", None)  # optional: register components on us
+        if attach is not None:
+            attach(self)
         return extension
 
     def _want_tasks(self) -> None:

@@ -1,0 +1,1 @@
+"""Print the text of a PDF (a fixture file: served, never run)."""

@@ -1,0 +1,255 @@
+"""`Skills`: the `io.modelcontextprotocol/skills` extension (SEP-2640) as method-table rows.
+
+It adds `skills/list`, `skills/get` and (with `directory_read=True`) `resources/directory/read`,
+wraps `resources/read` so `skill://` URIs are served from the catalog (anything else goes to the
+server's own resources), and registers each skill's `SKILL.md` as a resource, so it is listed by
+`resources/list` with the skill's name and description and the server declares `resources`.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..core.methods import _resource_waits, resources_read
+from ..server.method import Method
+from ..wire.era import MODERN
+from ..wire.errors import invalid_params, resource_not_found
+from .catalog import MAX_BYTES, MAX_FILES, SCHEME, Skill, SkillError, load_directory
+
+if TYPE_CHECKING:
+    from ..core.core import Core
+    from ..server.request import Request
+    from ..server.server import Server
+
+log = logging.getLogger("rondo.skills")
+
+EXTENSION = "io.modelcontextprotocol/skills"
+
+
+def _cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"s{offset}".encode()).decode().rstrip("=")
+
+
+def _offset(cursor: Any, total: int) -> int:
+    if cursor is None:
+        return 0
+    if not isinstance(cursor, str) or len(cursor) > 64:
+        raise invalid_params("Invalid cursor")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        if not raw.startswith("s"):
+            raise ValueError
+        offset = int(raw[1:])
+    except (ValueError, UnicodeDecodeError):
+        raise invalid_params("Invalid cursor") from None
+    if not 0 <= offset <= total:
+        raise invalid_params("Invalid cursor")
+    return offset
+
+
+class Skills:
+    """Serve skills: `server.extension(Skills("skills/"))`, or skills declared in code with
+    `Skills(skills=[rondo.skills.declare(...)])` (both may be given).
+
+    - `directory`: each directory under it holding a `SKILL.md` is a skill, its path from the
+      directory its `skill://` path; read once at construction, again on `refresh()`.
+    - `directory_read`: answer `resources/directory/read` (advertised as `directoryRead`).
+    - `ttl_ms`, `cache_scope`: the cache attributes of `skills/list` and `skills/get`
+      (2026-07-28); `page_size`: entries per `skills/list` page.
+    - `max_files`, `max_bytes`: per skill, at most the extension's 512 files and 16 MiB.
+    """
+
+    name = EXTENSION
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str] | None = None,
+        *,
+        skills: Iterable[Skill] = (),
+        directory_read: bool = True,
+        ttl_ms: int = 300_000,
+        cache_scope: str = "public",
+        page_size: int = 50,
+        max_files: int = MAX_FILES,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
+        if not isinstance(ttl_ms, int) or isinstance(ttl_ms, bool) or ttl_ms < 0:
+            raise ValueError("ttl_ms must be a non-negative integer")
+        if cache_scope not in ("public", "private"):
+            raise ValueError("cache_scope must be 'public' or 'private'")
+        if not isinstance(page_size, int) or page_size < 1:
+            raise ValueError("page_size must be a positive integer")
+        if not 1 <= max_files <= MAX_FILES or not 1 <= max_bytes <= MAX_BYTES:
+            raise ValueError(f"max_files and max_bytes are at most {MAX_FILES} and {MAX_BYTES}")
+        self.directory = directory
+        self.declared = list(skills)
+        self.directory_read = bool(directory_read)
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
+        self.page_size = page_size
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self.server: Server | None = None
+        self.skills: dict[str, Skill] = {}  # by path
+        self._install(self._load())
+
+    # -- the catalog ---------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, Skill]:
+        found = list(self.declared)
+        if self.directory is not None:
+            found += load_directory(self.directory, max_files=self.max_files,
+                                    max_bytes=self.max_bytes)
+        catalog: dict[str, Skill] = {}
+        for skill in found:
+            if skill.path in catalog:
+                raise SkillError(f"skill path {skill.path!r} is served twice")
+            catalog[skill.path] = skill
+        return dict(sorted(catalog.items()))
+
+    def _install(self, catalog: dict[str, Skill]) -> None:
+        old = self.skills
+        self.skills = catalog
+        server = self.server
+        if server is None:
+            return
+        for skill in old.values():
+            if skill.uri in server.resources and skill.path not in catalog:
+                server.remove_resource(skill.uri)
+        for skill in catalog.values():
+            previous = old.get(skill.path)
+            if previous is not None and skill.uri in server.resources:
+                if previous.digests == skill.digests:
+                    continue
+                server.remove_resource(skill.uri)
+            self._register(server, skill)
+
+    def _register(self, server: Server, skill: Skill) -> None:
+        manifest = skill.files["SKILL.md"]
+
+        def read_manifest() -> str:
+            return manifest.decode("utf-8")
+
+        server.resource(skill.uri, name=skill.name, description=skill.frontmatter["description"],
+                        mime_type="text/markdown", size=len(manifest))(read_manifest)
+
+    def refresh(self) -> bool:
+        """Read the directory again; if any skill changed, serve the new catalog and tell
+        clients (`notifications/resources/list_changed`). True if something changed. A broken
+        skill raises `SkillError` and the previous catalog stays served."""
+        catalog = self._load()
+        before = {p: s.digests for p, s in self.skills.items()}
+        after = {p: s.digests for p, s in catalog.items()}
+        if before == after:
+            return False
+        self._install(catalog)
+        if self.server is not None:
+            self.server.notify_resources_changed()
+        return True
+
+    def find(self, uri: str) -> tuple[Skill, str] | None:
+        """The skill serving `uri` and the file's path inside it (None if none does)."""
+        if not uri.startswith(SCHEME):
+            return None
+        rest = uri[len(SCHEME):]
+        parts = rest.split("/")
+        for cut in range(len(parts) - 1, 0, -1):  # the longest skill path wins (nested skills)
+            skill = self.skills.get("/".join(parts[:cut]))
+            if skill is not None:
+                return skill, "/".join(parts[cut:])
+        return None
+
+    # -- the Extension protocol ----------------------------------------------------------------
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None:
+        if self.server is None:
+            self.server = server
+        return {"directoryRead": True} if self.directory_read else {}
+
+    def methods(self) -> Iterable[Method]:
+        rows = [
+            Method("skills/list", self._list),
+            Method("skills/get", self._get),
+            Method("resources/read", self._read, gate="resources", suspends=self._read_waits),
+        ]
+        if self.directory_read:
+            rows.append(Method("resources/directory/read", self._directory, gate="resources"))
+        return rows
+
+    def attach(self, server: Server) -> None:
+        """Called by `server.extension(...)`: register the SKILL.md resources on `server`."""
+        self.server = server
+        self._install(self.skills)
+
+    # -- methods -------------------------------------------------------------------------------
+
+    def _cache(self, req: Request, result: dict[str, Any]) -> dict[str, Any]:
+        if req.dialect.era == MODERN:
+            result["ttlMs"] = self.ttl_ms
+            result["cacheScope"] = self.cache_scope
+        return result
+
+    async def _list(self, core: Core, req: Request) -> dict[str, Any]:
+        skills = list(self.skills.values())
+        start = _offset(req.params.get("cursor"), len(skills))
+        end = start + self.page_size
+        result: dict[str, Any] = {"skills": [s.entry() for s in skills[start:end]]}
+        if end < len(skills):
+            result["nextCursor"] = _cursor(end)
+        return self._cache(req, result)
+
+    async def _get(self, core: Core, req: Request) -> dict[str, Any]:
+        uri = req.params.get("uri")
+        if not isinstance(uri, str) or not uri:
+            raise invalid_params("skills/get needs a uri")
+        found = self.find(uri)
+        if found is None or found[1] != "SKILL.md":
+            raise invalid_params(f"Unknown skill: {uri[:200]}")
+        return self._cache(req, {"skill": found[0].entry()})
+
+    async def _read(self, core: Core, req: Request) -> dict[str, Any]:
+        uri = req.params.get("uri")
+        if not isinstance(uri, str) or not uri.startswith(SCHEME):
+            return await resources_read(core, req)
+        found = self.find(uri)
+        if found is None or found[1] not in found[0].files:
+            raise resource_not_found(uri[:200])
+        skill, rel = found
+        result: dict[str, Any] = {"contents": [skill.contents(rel)]}
+        if req.dialect.era == MODERN:
+            server = core.server
+            result.update(ttlMs=server.read_ttl_ms, cacheScope=server.read_cache_scope)
+        return result
+
+    def _read_waits(self, core: Core, params: Mapping[str, Any]) -> bool:
+        uri = params.get("uri")
+        if isinstance(uri, str) and uri.startswith(SCHEME):
+            return False
+        return _resource_waits(core, params)
+
+    async def _directory(self, core: Core, req: Request) -> dict[str, Any]:
+        uri = req.params.get("uri")
+        if not isinstance(uri, str) or not uri.startswith(SCHEME):
+            raise invalid_params("resources/directory/read needs a skill:// directory uri")
+        trimmed = uri.rstrip("/")
+        skill = self.skills.get(trimmed[len(SCHEME):])
+        rel_dir = ""
+        if skill is None:
+            found = self.find(trimmed)
+            if found is None:
+                raise invalid_params(f"Not a directory: {uri[:200]}")
+            skill, rel_dir = found
+        children = skill.children(rel_dir)
+        if children is None or rel_dir in skill.files:
+            raise invalid_params(f"Not a directory: {uri[:200]}")
+        start = _offset(req.params.get("cursor"), len(children))
+        end = start + core.server.page_size
+        result: dict[str, Any] = {"resources": children[start:end]}
+        if end < len(children):
+            result["nextCursor"] = _cursor(end)
+        return result
+
