@@ -159,7 +159,7 @@ def test_rondo_call_signs_in_in_a_terminal_and_reuses_the_token(world: tuple[Non
         assert out.read_text().split() == ["sub=johndoe", "exit=0"]
         assert oct(store.stat().st_mode & 0o777) == "0o600"
         tmux("send-keys", "-t", "t", "clear", "Enter")
-        time.sleep(0.3)
+        wait_for(lambda: "/authorize?" not in tmux("capture-pane", "-p", "-J", "-t", "t"), "the cleared screen")
         tmux("clear-history", "-t", "t")
         assert signin_url() is None
         out.unlink()

@@ -102,14 +102,40 @@ def test_call_tool_follows_a_task_answering_both_ways_with_the_same_handler() ->
     assert ("input_required", "half way") in statuses
 
 
-def test_polling_honours_poll_interval() -> None:
+def test_polling_honours_poll_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No wall clock: the task ends after the client's third wait, and every wait between two
+    # polls must be the server's pollIntervalMs (a busy loop would poll without one).
+    from rondo.tasks import client as tasks_client
+
+    waits: list[float] = []
+    release = asyncio.Event()
+    real = tasks_client._poll_seconds
+
+    def recorded(task: Any) -> float:
+        seconds = real(task)
+        waits.append(seconds)
+        if len(waits) == 3:
+            release.set()
+        return seconds
+
+    monkeypatch.setattr(tasks_client, "_poll_seconds", recorded)
+    server = rondo.Server("paced")
+    server.extension(Tasks(poll_interval_ms=100))
+
+    @server.tool(task="required")
+    async def held(ctx: rondo.Context) -> str:
+        await ctx.start_task()
+        await release.wait()
+        return "released"
+
     async def go() -> None:
-        async with Client(build(), tasks=True) as client:
+        async with Client(server, tasks=True) as client:
             sent = spy(client)
-            result = await client.call_tool("wait", {"seconds": 0.6})
-            assert result.text == "waited"
+            result = await asyncio.wait_for(client.call_tool("held"), 30)
+            assert result.text == "released"
             polls = sent.count("tasks/get")
-            assert 4 <= polls <= 9, polls  # 100 ms apart over ~0.6 s, not a busy loop
+            assert waits[:3] == [0.1, 0.1, 0.1] and set(waits) == {0.1}
+            assert 3 <= polls <= len(waits) + 1, (polls, waits)  # a wait before every poll
 
     run(go())
 

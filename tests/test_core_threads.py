@@ -12,13 +12,16 @@ import rondo
 from rondo.client import Client
 
 
-def make_server() -> rondo.Server:
+def make_server(release: threading.Event | None = None) -> rondo.Server:
     server = rondo.Server("threads", state=rondo.StatePolicy(keys=[("k", b"s" * 32)]))
+    if release is None:
+        release = threading.Event()
+        release.set()
 
     @server.tool(thread=True)
     def blocking(ctx: rondo.Context) -> str:
         ctx.report_progress(1, 2, "started")
-        time.sleep(0.3)
+        assert release.wait(30), "never released"  # blocks its thread until the test says
         answer = ctx.ask("ok", rondo.elicit.form(
             "Go on?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}))
         return f"{threading.current_thread() is threading.main_thread()} {answer.action}"
@@ -41,16 +44,23 @@ def make_server() -> rondo.Server:
 
 
 def test_a_blocking_handler_does_not_hold_up_others():
+    release = threading.Event()
+
     async def main() -> None:
         progress: list[tuple] = []
-        async with Client(make_server(), on_elicit=lambda r: {"action": "accept",
-                                                              "content": {"ok": True}}) as client:
+        async with Client(make_server(release), on_elicit=lambda r: {"action": "accept",
+                                                                     "content": {"ok": True}}) as client:
             slow = asyncio.ensure_future(
                 client.call_tool("blocking", on_progress=lambda *a: progress.append(a)))
-            await asyncio.sleep(0.05)
-            started = time.perf_counter()
-            quick = await client.call_tool("quick")
-            assert time.perf_counter() - started < 0.2  # not behind the 0.3 s sleep
+            deadline = time.monotonic() + 30
+            while not progress:  # the blocking handler has started in its thread
+                assert time.monotonic() < deadline, "the blocking handler never started"
+                await asyncio.sleep(0.01)
+            # Answered while the blocking handler is still held (no timing: it cannot finish
+            # until released, so an answer behind it would never come).
+            quick = await asyncio.wait_for(client.call_tool("quick"), 30)
+            assert not slow.done()
+            release.set()
             assert quick.text == "True"  # plain handlers still run on the loop's thread
             result = await slow
             assert result.text == "False accept"  # ran off the main thread, asked, finished

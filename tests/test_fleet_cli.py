@@ -103,12 +103,16 @@ def test_ipv6_loopback_bind_serves():
 
 
 def test_all_interfaces_need_allowed_hosts_named_by_the_flag():
-    refused = subprocess.run([sys.executable, "-m", "rondo", "run", str(fleet_parts.APP),
-                              "--http", "0.0.0.0:0"], capture_output=True, text=True,
-                             env=keyed_env(), timeout=30)
-    assert refused.returncode == 2 and "--allowed-hosts" in refused.stderr
-    assert "serving" not in refused.stderr
-    with rondo_run("--http", "0.0.0.0:0", "--allowed-hosts", "mcp.example.com,mcp-svc") as run:
+    # Refused before binding: 192.0.2.1 (TEST-NET-1) is on no interface here, so a bind attempt
+    # would say "cannot bind"; the test never opens a port on every interface of the machine.
+    for address in ("0.0.0.0:0", "192.0.2.1:0"):
+        refused = subprocess.run([sys.executable, "-m", "rondo", "run", str(fleet_parts.APP),
+                                  "--http", address], capture_output=True, text=True,
+                                 env=keyed_env(), timeout=30)
+        assert refused.returncode == 2 and "--allowed-hosts" in refused.stderr, refused.stderr
+        assert "serving" not in refused.stderr and "cannot bind" not in refused.stderr
+    # The names given are then the only ones served (shown on loopback, where nothing leaks).
+    with rondo_run("--http", "127.0.0.1:0", "--allowed-hosts", "mcp.example.com,mcp-svc") as run:
         url = f"http://127.0.0.1:{run.port}/mcp"
         assert served_name(discover(url, host="mcp-svc")) == "fleet"
         assert served_name(discover(url, host="mcp.example.com:443")) == "fleet"

@@ -186,7 +186,7 @@ def test_a_trickled_body_gets_408(served: Served) -> None:
             pass
         reply = read_all(sock)
         assert time.monotonic() - start < 4
-        assert reply == b"" or status_of(reply) == 408
+        assert status_of(reply) == 408  # an empty reply (a silent cut) is not a 408
 
 
 def test_connections_beyond_the_cap_get_503_and_the_server_keeps_serving(served: Served) -> None:

@@ -85,7 +85,10 @@ def test_unread_listen_streams_stay_bounded(kind: str) -> None:
 
     async def go() -> int:
         streams = [NeverReads(app, resource_listen(i)) for i in range(10)]
-        await asyncio.sleep(0.05)
+        deadline = time.monotonic() + 10
+        while len(server.core.subscriptions) < 10:  # polled with a deadline, not slept on
+            assert time.monotonic() < deadline, len(server.core.subscriptions)
+            await asyncio.sleep(0.01)
         assert len(server.core.subscriptions) == 10
         for i in range(60_000):
             if kind == "list_changed":

@@ -133,8 +133,10 @@ def test_create_poll_complete_with_status_messages() -> None:
         assert len(created["taskId"]) >= 22  # >= 128 bits of base64url
         first = await peer.get(created["taskId"])  # durable before the id was handed out
         assert first["resultType"] == "complete" and first["taskId"] == created["taskId"]
-        await asyncio.sleep(0.05)
-        assert (await peer.get(created["taskId"]))["statusMessage"] == "half way"
+        deadline = time.monotonic() + 10
+        while (await peer.get(created["taskId"])).get("statusMessage") != "half way":
+            assert time.monotonic() < deadline, "the task never reported half way"
+            await asyncio.sleep(0.01)
         done = await peer.until(created["taskId"])
         assert done["status"] == "completed"
         assert done["result"]["content"] == [{"type": "text", "text": "slept 0.2"}]

@@ -194,12 +194,16 @@ def test_the_redis_store_is_atomic_and_expires(redis_url) -> None:
         record = await store.get("r1")
         assert record is not None and sorted(record.used) == sorted(f"k{i}" for i in range(50))
         assert await store.modify("absent", add("x")) is None and await store.get("absent") is None
+        # Expiry without the wall clock racing the test: one record well inside its ttlMs, one
+        # already past it (its Redis key still held for the store's grace period).
         now = time.time()
-        await store.create(TaskRecord(id="short", principal=None, created=now - 0.7, updated=now,
+        await store.create(TaskRecord(id="fresh", principal=None, created=now, updated=now,
+                                      ttl_ms=3_600_000, poll_ms=100))
+        await store.create(TaskRecord(id="short", principal=None, created=now - 10, updated=now - 10,
                                       ttl_ms=1_000, poll_ms=100))
-        assert await store.get("short") is not None
-        await asyncio.sleep(0.4)
+        assert await store.get("fresh") is not None and await other.get("fresh") is not None
         assert await store.get("short") is None  # past its ttlMs: gone for every replica
+        assert await other.get("short") is None
         await store.aclose()
         await other.aclose()
 
