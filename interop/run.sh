@@ -62,5 +62,10 @@ check rondo-client-ext-tasks-server "$RONDO_PY" interop/rondo_tasks_check.py --n
 # land on different workers
 check ts-openapi-fleet node interop/ts_openapi_fleet_check.mjs
 
+# the skills extension: the official TypeScript SkillsClient (2.4.0's ./ext/skills) on both eras,
+# and the Inspector CLI listing the same skills
+check ts-skills-client node interop/ts_skills_client_check.mjs
+check inspector-skills "$RONDO_PY" interop/inspector_skills_check.py --node "$(command -v node)"
+
 echo "interop: $passed passed, $failed failed"
 (( failed == 0 ))

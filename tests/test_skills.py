@@ -141,6 +141,7 @@ async def test_directory_read_lists_direct_children_and_pages(skills_dir: Path) 
         ]
         server.page_size = 100
         deeper = await client.request("resources/directory/read", {"uri": "skill://pdf/references"})
+        assert (deeper["ttlMs"], deeper["cacheScope"]) == (300_000, "public")
         assert [r["uri"] for r in deeper["resources"]] == ["skill://pdf/references/deep",
                                                           "skill://pdf/references/FORMS.md"]
 

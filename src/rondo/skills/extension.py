@@ -188,6 +188,7 @@ class Skills:
     # -- methods -------------------------------------------------------------------------------
 
     def _cache(self, req: Request, result: dict[str, Any]) -> dict[str, Any]:
+        # skills/list, skills/get and resources/directory/read are cacheable results on 2026-07-28.
         if req.dialect.era == MODERN:
             result["ttlMs"] = self.ttl_ms
             result["cacheScope"] = self.cache_scope
@@ -251,5 +252,5 @@ class Skills:
         result: dict[str, Any] = {"resources": children[start:end]}
         if end < len(children):
             result["nextCursor"] = _cursor(end)
-        return result
+        return self._cache(req, result)
 
