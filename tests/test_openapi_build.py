@@ -294,3 +294,45 @@ def test_bad_options_fail_at_build_time():
         Route(kind="prompt")
     with pytest.raises(ValueError, match="timeout must be a positive number"):
         from_openapi(doc({}), CLIENT, timeout=0)
+
+
+# -- property: any 3.0 schema made of the keywords below translates to valid 2020-12 -----------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_leaf = st.fixed_dictionaries({"type": st.sampled_from(["string", "integer", "number",
+                                                        "boolean"])},
+                              optional={"nullable": st.booleans(), "example": st.integers(),
+                                        "enum": st.lists(st.integers(), min_size=1, max_size=3),
+                                        "minimum": st.integers(), "exclusiveMinimum": st.booleans(),
+                                        "x-extra": st.integers(), "description": st.text(max_size=5),
+                                        "default": st.integers()})
+_ref = st.sampled_from([{"$ref": "#/components/schemas/A"}, {"$ref": "#/components/schemas/B"}])
+_schemas = st.recursive(_leaf | _ref, lambda inner: st.one_of(
+    st.fixed_dictionaries({"type": st.just("array"), "items": inner},
+                          optional={"nullable": st.booleans()}),
+    st.fixed_dictionaries({"type": st.just("object"),
+                           "properties": st.dictionaries(st.text("abc", min_size=1, max_size=3),
+                                                         inner, max_size=3)},
+                          optional={"nullable": st.booleans(), "discriminator": st.just({}),
+                                    "additionalProperties": inner | st.booleans()}),
+    st.tuples(st.sampled_from(["allOf", "oneOf", "anyOf"]),
+              st.lists(inner, min_size=1, max_size=3), st.booleans()).map(
+        lambda t: {t[0]: t[1], **({"nullable": True} if t[2] else {})}),
+), max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_schemas, _schemas)
+def test_any_openapi_30_schema_translates_to_valid_2020_12(schema, a_schema):
+    from rondo.openapi.schemas import Translator
+
+    document = doc({}, {"A": a_schema, "B": {"type": "object", "properties": {
+        "next": {"$ref": "#/components/schemas/A"}}}})
+    out = Translator(document).schema(schema)
+    Draft202012Validator.check_schema(out)
+    text = json.dumps(out)
+    for gone in ('"nullable"', '"discriminator"', '"x-extra"', '"example"', "#/components/"):
+        assert gone not in text
+    assert '"exclusiveMinimum": true' not in text and '"exclusiveMinimum": false' not in text

@@ -277,3 +277,39 @@ def test_a_legacy_client_is_asked_over_its_session_and_the_call_runs():
     result = asyncio.run(main())
     assert result.structured_content == {"deleted": 1} and app.state.deleted == [1]
     assert asked == ["Send this request?\n\nDELETE http://fastapi.local/items/1"]
+
+
+def test_an_accepted_confirmation_replays_only_without_once():
+    def replay(state_policy):
+        app, server = build(headers=SERVICE, state=state_policy)
+        client = Client(server, caps=FORM_CAPS)
+        first = client.tool("delete_item", {"item_id": 1})
+        retry = {"name": "delete_item", "arguments": {"item_id": 1},
+                 "inputResponses": {"confirm": accept({"confirm": True})},
+                 "requestState": first["requestState"]}
+        assert client.result("tools/call", retry)["structuredContent"] == {"deleted": 1}
+        return app, client.call("tools/call", retry)
+
+    app, again = replay(rondo.StatePolicy(once=True))
+    assert again["error"]["code"] == INVALID_PARAMS and app.state.deleted == [1]
+    app, again = replay(rondo.StatePolicy())  # the default: the API's own 404 this time
+    assert again["result"]["isError"] is True and app.state.deleted == [1]
+    assert again["result"]["content"][0]["text"].startswith("HTTP 404")
+
+
+def test_the_mcp_clients_own_token_is_not_forwarded_over_http():
+    import asyncio
+
+    from helpers_core import asgi_client, http_headers, http_messages, request
+
+    _, server = build()
+    message = request("tools/call", {"name": "whoami", "arguments": {}})
+
+    async def main():
+        async with asgi_client(server.asgi()) as http:
+            headers = http_headers(message, authorization="Bearer the-mcp-clients-token",
+                                   cookie="session=mcp-cookie")
+            return await http.post("/mcp", json=message, headers=headers)
+
+    answer = http_messages(asyncio.run(main()), "tools/call")[0]
+    assert answer["result"]["structuredContent"] == {"session": None, "authorization": None}
