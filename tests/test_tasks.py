@@ -363,10 +363,10 @@ def test_the_memory_store_stays_bounded() -> None:
         for i in range(2):
             await full.create(TaskRecord(id=f"live{i}", principal=None, created=time.time(),
                                          updated=time.time(), ttl_ms=None, poll_ms=100))
-        with pytest.raises(rondo.McpError) as refused:
+        with pytest.raises(rondo.McpError, match=r"on this server \(limit 2, max_tasks\)") as refused:
             await full.create(TaskRecord(id="one-more", principal=None, created=time.time(),
                                          updated=time.time(), ttl_ms=None, poll_ms=100))
-        assert refused.value.code == INTERNAL_ERROR and len(full) == 2
+        assert refused.value.code == -32000 and len(full) == 2
 
     run(go())
 

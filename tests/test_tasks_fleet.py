@@ -152,7 +152,7 @@ def test_a_task_made_on_one_node_is_driven_through_the_other(fleet) -> None:
                     await asyncio.sleep(0.05)
             assert list(task["inputRequests"]) == ["go"]
             await remote.update({"go": {"action": "accept", "content": {"go": True}}})  # via B
-            result = await remote.wait()
+            result = await remote.wait_raw()  # the result as the server sent it
             assert result["content"][0]["text"] == "api: deployed by Lin on A"  # ran on A
             # Cancel through B a task running on A: A's worker sees it.
             other = await on_a.start_tool("forever")

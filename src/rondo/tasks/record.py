@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 
+from ..wire.errors import SERVER_BUSY, McpError
+
 EXTENSION = "io.modelcontextprotocol/tasks"
 WORKING = "working"
 INPUT_REQUIRED = "input_required"
@@ -27,7 +29,9 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     (keys are unique over a task's life). `lease` is when the worker's claim runs out (epoch
     seconds); `cancel` records a `tasks/cancel` for the worker to see. `trace` is the
     creating span's context (tracing only, `Tracer.task_origin`); left out of the JSON when
-    unset, and typed loosely so a damaged value still decodes (the tracer ignores it)."""
+    unset, and typed loosely so a damaged value still decodes (the tracer ignores it).
+    `client` is whom the task counts against for the per-client quota: the principal's digest,
+    or for an anonymous request the digest of its network peer (None: anonymous over a pipe)."""
 
     id: str
     principal: str | None
@@ -45,6 +49,7 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     cancel: bool = False
     lease: float | None = None
     worker: str | None = None
+    client: str | None = None
     trace: Any = msgspec.UNSET
 
     @property
@@ -72,6 +77,25 @@ def principal_digest(principal: str | None) -> str | None:
     if principal is None:
         return None
     return hashlib.sha256(principal.encode()).hexdigest()
+
+
+def client_digest(principal: str | None, peer: Any) -> str | None:
+    """Whom a task counts against: the principal, else the HTTP peer's host, else nobody."""
+    if principal is not None:
+        return principal_digest(principal)
+    if isinstance(peer, list | tuple) and peer and isinstance(peer[0], str):
+        return principal_digest("\0peer:" + peer[0])
+    return None
+
+
+def too_many_for_client(limit: int) -> McpError:
+    return McpError(SERVER_BUSY, f"Too many unfinished tasks for this client (limit {limit}, "
+                                 "max_per_client): let one finish or cancel one")
+
+
+def too_many_on_server(limit: int, name: str = "max_tasks") -> McpError:
+    return McpError(SERVER_BUSY, f"Too many unfinished tasks on this server (limit {limit}, "
+                                 f"{name}); try again later")
 
 
 def iso(t: float) -> str:

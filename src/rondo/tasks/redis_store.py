@@ -8,7 +8,9 @@ one replica and the worker's writes on another never lose each other's changes. 
 publishes the task id on `<prefix>changes` in the same transaction; `on_change` and `wait`
 listen there (`redis_feed.py`), so a keeper wakes when its own task changes and never polls.
 Connections come from a bounded pool (`max_connections`): past it a command waits for a free
-connection (up to `pool_timeout` seconds) instead of failing.
+connection (up to `pool_timeout` seconds) instead of failing. Each client's unfinished tasks are
+a sorted set (`<prefix>client:<digest>`, scored by expiry): `create` refuses one more past
+`max_per_client`, and the write that finishes a task takes it out.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..wire.errors import internal_error
-from .record import TaskRecord, decode, encode
+from .record import TaskRecord, decode, encode, too_many_for_client
 from .redis_feed import Feed
 from .store import Change, Wake
 
@@ -32,7 +34,9 @@ class RedisTaskStore:
     `grace` seconds are kept past a task's TTL before Redis drops it (the spec forbids early
     expiry, not late). With a `url`, each event loop gets a pool of at most `max_connections`
     connections; a command finding none free waits up to `pool_timeout` seconds. `poll` is
-    accepted for compatibility and unused: changes arrive on the feed."""
+    accepted for compatibility and unused: changes arrive on the feed. One client (the principal,
+    or an anonymous request's network peer) has at most `max_per_client` unfinished tasks
+    (-32000 naming the limit past it); Redis's memory bounds the rest."""
 
     def __init__(
         self,
@@ -44,6 +48,7 @@ class RedisTaskStore:
         grace: float = 5.0,
         max_connections: int = 64,
         pool_timeout: float = 10.0,
+        max_per_client: int = 1_000,
     ) -> None:
         try:
             import redis.asyncio as aioredis
@@ -58,6 +63,9 @@ class RedisTaskStore:
             raise ValueError("max_connections must be an integer of at least 2 (the feed holds one)")
         if not pool_timeout > 0:
             raise ValueError("pool_timeout must be positive")
+        if isinstance(max_per_client, bool) or not isinstance(max_per_client, int) or max_per_client < 1:
+            raise ValueError("max_per_client must be a positive integer")
+        self.max_per_client = max_per_client
         self._url = url
         self._client = client
         self._aioredis = aioredis
@@ -101,14 +109,36 @@ class RedisTaskStore:
     def _lease_key(self, task_id: str) -> str:
         return self.prefix + task_id + ":lease"
 
+    def _client_key(self, client: str | None) -> str:
+        return self.prefix + "client:" + (client or "anonymous")
+
     async def create(self, record: TaskRecord) -> None:
         r = self._redis()
-        async with r.pipeline(transaction=True) as pipe:
-            pipe.set(self._key(record.id), encode(record), nx=True, pxat=self._expiry_ms(record))
-            pipe.publish(self.channel, record.id)
-            written, _ = await pipe.execute()
-        if not written:
-            raise internal_error("task id collision")  # 192 random bits: a broken RNG
+        mine = self._client_key(record.client)
+        now_ms = int(time.time() * 1000)
+        expiry = self._expiry_ms(record)
+        score = expiry if expiry is not None else now_ms + 10 * 365 * 86_400_000
+        await r.zremrangebyscore(mine, "-inf", now_ms)  # expired tasks count no more
+        for _ in range(_RETRIES):
+            async with r.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(mine)
+                    if await pipe.zcard(mine) >= self.max_per_client:
+                        await pipe.unwatch()
+                        raise too_many_for_client(self.max_per_client)
+                    pipe.multi()
+                    pipe.set(self._key(record.id), encode(record), nx=True, pxat=expiry)
+                    pipe.zadd(mine, {record.id: score})
+                    pipe.pexpireat(mine, score, nx=True)  # the set goes when its last task does
+                    pipe.pexpireat(mine, score, gt=True)
+                    pipe.publish(self.channel, record.id)
+                    written, *_ = await pipe.execute()
+                except self._watch_error:
+                    continue
+            if not written:
+                raise internal_error("task id collision")  # 192 random bits: a broken RNG
+            return
+        raise internal_error("too many tasks were created at once; try again")
 
     async def get(self, task_id: str) -> TaskRecord | None:
         raw, lease = await self._redis().mget(self._key(task_id), self._lease_key(task_id))
@@ -131,12 +161,15 @@ class RedisTaskStore:
                     record = _merged(raw, lease)
                     if record is None:
                         return None
+                    was_terminal = record.terminal
                     if not change(record):
                         await pipe.unwatch()
                         return record
                     pipe.multi()
                     pipe.set(key, encode(record), keepttl=True)  # the record holds the lease again
                     pipe.delete(lease_key)
+                    if record.terminal and not was_terminal:  # no longer counts for its client
+                        pipe.zrem(self._client_key(record.client), task_id)
                     pipe.publish(self.channel, task_id)
                     await pipe.execute()
                     return record

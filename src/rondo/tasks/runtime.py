@@ -29,6 +29,7 @@ from .record import (
     FAILED,
     INPUT_REQUIRED,
     TaskRecord,
+    client_digest,
     principal_digest,
     task_wire,
 )
@@ -165,6 +166,7 @@ class Launch:
             message=message,
             lease=now + tasks.lease,
             worker=tasks.worker_id,
+            client=client_digest(self.principal, self.req.peer),
         )
         span, self.span = self.span, None
         tracer = self.core.tracer

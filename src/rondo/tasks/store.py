@@ -15,8 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Protocol, runtime_checkable
 
-from ..wire.errors import internal_error
-from .record import TaskRecord, decode, encode
+from .record import TaskRecord, decode, encode, too_many_for_client, too_many_on_server
 
 Change = Callable[[TaskRecord], bool]
 Wake = Callable[[], None]
@@ -47,15 +46,21 @@ class TaskStore(Protocol):
 
 
 class MemoryTaskStore:
-    """Tasks of one process. Bounded: at most `max_tasks` are kept; expired tasks go first,
-    then the oldest finished ones; when every slot holds a live task, creating one more is
-    refused (-32603) rather than dropping work somebody is waiting for. A write wakes only the
-    waiters of the task it wrote."""
+    """Tasks of one process. Bounded: one client (`TaskRecord.client`: the principal, or an
+    anonymous request's network peer) has at most `max_per_client` unfinished tasks, and at
+    most `max_tasks` tasks are kept in all; expired tasks go first, then the oldest finished
+    ones. A new task past either bound is refused (-32000 naming the limit) rather than
+    dropping work somebody is waiting for. A write wakes only the waiters of the task it wrote."""
 
-    def __init__(self, max_tasks: int = 10_000, *, clock: Callable[[], float] = time.time) -> None:
-        if not isinstance(max_tasks, int) or max_tasks < 1:
-            raise ValueError("max_tasks must be a positive integer")
+    def __init__(self, max_tasks: int = 10_000, *, max_per_client: int = 1_000,
+                 clock: Callable[[], float] = time.time) -> None:
+        for name, value in (("max_tasks", max_tasks), ("max_per_client", max_per_client)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer")
         self.max_tasks = max_tasks
+        self.max_per_client = max_per_client
+        self._unfinished: dict[str | None, set[str]] = {}  # client -> its unfinished tasks
+        self._owner: dict[str, str | None] = {}  # unfinished task -> its client
         self._clock = clock
         self._tasks: OrderedDict[str, bytes] = OrderedDict()
         self._expiry: dict[str, float] = {}
@@ -66,10 +71,12 @@ class MemoryTaskStore:
 
     async def create(self, record: TaskRecord) -> None:
         self._evict()
+        if len(self._unfinished.get(record.client, ())) >= self.max_per_client:
+            raise too_many_for_client(self.max_per_client)
         if len(self._tasks) >= self.max_tasks:
             self._evict_finished()
         if len(self._tasks) >= self.max_tasks:
-            raise internal_error("Too many tasks are running; try again later")
+            raise too_many_on_server(self.max_tasks)  # the last resort: many clients at once
         self._put(record)
 
     async def get(self, task_id: str) -> TaskRecord | None:
@@ -130,6 +137,11 @@ class MemoryTaskStore:
 
     def _put(self, record: TaskRecord, *, wake: bool = True) -> None:
         self._tasks[record.id] = encode(record)
+        if record.terminal:
+            self._finished(record.id)
+        elif record.id not in self._owner:
+            self._owner[record.id] = record.client
+            self._unfinished.setdefault(record.client, set()).add(record.id)
         expires = record.expires_at()
         if expires is None:
             self._expiry.pop(record.id, None)
@@ -150,9 +162,18 @@ class MemoryTaskStore:
             return None
         return raw
 
+    def _finished(self, task_id: str) -> None:
+        if task_id in self._owner:
+            client = self._owner.pop(task_id)
+            mine = self._unfinished[client]
+            mine.discard(task_id)
+            if not mine:
+                del self._unfinished[client]
+
     def _drop(self, task_id: str) -> None:
         self._tasks.pop(task_id, None)
         self._expiry.pop(task_id, None)
+        self._finished(task_id)
         for listener in tuple(self._listeners.get(task_id, ())):
             listener()  # its keeper reads it gone and stops
 

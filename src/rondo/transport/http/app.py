@@ -472,7 +472,8 @@ class HttpApp:
             try:
                 result = await core.dispatch(
                     Request(rid, method, params, env, core.modern, emit=self._keeper(notes),
-                            auth=scope.get("auth"), headers=scope.get("headers", ())))
+                            auth=scope.get("auth"), headers=scope.get("headers", ()),
+                            peer=scope.get("client")))
                 response: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "result": result}
             except McpError as exc:
                 response = error_response(rid, exc)
@@ -505,7 +506,7 @@ class HttpApp:
 
         task = loop.create_task(
             core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth,
-                                 headers=scope.get("headers", ()))))
+                                 headers=scope.get("headers", ()), peer=scope.get("client"))))
         task.add_done_callback(lambda _t: poke())
         watcher: asyncio.Task[None] | None = None
 
