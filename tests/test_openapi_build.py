@@ -336,3 +336,34 @@ def test_any_openapi_30_schema_translates_to_valid_2020_12(schema, a_schema):
     for gone in ('"nullable"', '"discriminator"', '"x-extra"', '"example"', "#/components/"):
         assert gone not in text
     assert '"exclusiveMinimum": true' not in text and '"exclusiveMinimum": false' not in text
+
+
+def test_deep_reference_chains_skip_in_bounded_time_and_stack():
+    links = 3000  # far past Python's recursion limit if followed naively
+    schemas = {f"A{i}": {"type": "object", "properties": {
+        "next": {"$ref": f"#/components/schemas/A{i + 1}"}}} for i in range(links)}
+    schemas[f"A{links}"] = {"type": "string"}
+
+    def query(ref):
+        return op(ref, parameters=[{"name": "q", "in": "query",
+                                    "schema": {"$ref": f"#/components/schemas/{ref}"}}])
+
+    server, skipped = build(doc({"/deep": {"get": query("A0")},
+                                 "/shallow": {"get": query(f"A{links - 10}")}}, schemas))
+    assert skipped == ["GET /deep skipped: schemas nested deeper than 100 (references included)"]
+    assert list(server.tools) == [f"A{links - 10}"]
+    assert len(server.tools[f"A{links - 10}"].wire["inputSchema"]["$defs"]) == 11
+
+
+def test_a_document_nested_past_the_decoder_is_refused(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"openapi": "3.0.0", "paths": {}, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(OpenAPIError, match="nested too deeply to read"):
+        from_openapi(deep, CLIENT)
+
+
+def test_three_thousand_operations_with_one_name_are_all_named_in_order():
+    paths = {f"/p{i}": {"get": op("same")} for i in range(3000)}
+    server, _ = build(doc(paths))
+    assert list(server.tools)[:3] == ["same", "same_2", "same_3"]
+    assert len(server.tools) == 3000 and "same_3000" in server.tools

@@ -57,6 +57,8 @@ def _decode(raw: bytes, where: str) -> Any:
     except msgspec.DecodeError as exc:
         raise OpenAPIError(f"{where} is not JSON ({exc}); YAML documents must be converted "
                            "to JSON first") from None
+    except RecursionError:
+        raise OpenAPIError(f"{where} is nested too deeply to read") from None
 
 
 def _read_file(path: Path, max_bytes: int) -> bytes:

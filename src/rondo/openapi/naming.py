@@ -26,11 +26,13 @@ class Names:
 
     def __init__(self) -> None:
         self.taken: set[str] = set()
+        self.next: dict[str, int] = {}  # the next suffix to try per name (linear, not quadratic)
 
     def claim(self, name: str) -> str:
-        unique, n = name, 2
+        unique, n = name, self.next.get(name, 2)
         while unique in self.taken:
             suffix = f"_{n}"
             unique, n = name[: MAX_NAME - len(suffix)] + suffix, n + 1
+        self.next[name] = n
         self.taken.add(unique)
         return unique

@@ -23,7 +23,7 @@ _MAPS = ("properties", "patternProperties", "dependentSchemas", "$defs", "defini
 _LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _COMPONENT = "#/components/schemas/"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-MAX_DEPTH = 64  # nesting of inline schemas (references do not count)
+MAX_DEPTH = 100  # schemas inside schemas, following references (a bound on recursion)
 
 
 class Translator:
@@ -75,7 +75,7 @@ class Translator:
 
     # -- translation ---------------------------------------------------------------------------
 
-    def _ref(self, ref: Any, refs: set[str]) -> dict[str, Any]:
+    def _ref(self, ref: Any, refs: set[str], depth: int) -> dict[str, Any]:
         if ref in self.failed:
             raise Unsupported(self.failed[ref])
         name = self.names.get(ref)
@@ -90,7 +90,7 @@ class Translator:
             self.defs[name] = {}  # a placeholder first: a cycle back here ends at the reference
             own: set[str] = set()
             try:
-                self.defs[name] = self._node(target, own, 0)
+                self.defs[name] = self._node(target, own, depth + 1)
             except Unsupported as exc:
                 self.failed[ref] = str(exc)
                 del self.names[ref], self.defs[name]
@@ -113,9 +113,9 @@ class Translator:
         if not isinstance(node, dict):
             raise Unsupported(f"a schema must be an object, got {type(node).__name__}")
         if depth > MAX_DEPTH:
-            raise Unsupported(f"schemas nested deeper than {MAX_DEPTH}")
+            raise Unsupported(f"schemas nested deeper than {MAX_DEPTH} (references included)")
         if "$ref" in node:
-            ref = self._ref(node["$ref"], refs)
+            ref = self._ref(node["$ref"], refs, depth)
             if self.v30 or len(node) == 1:
                 return ref  # 3.0: siblings of $ref are ignored
             out = self._keywords(node, refs, depth)
