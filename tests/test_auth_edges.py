@@ -20,36 +20,41 @@ ISS = "https://as.example.com"
 AUD = "https://mcp.example.com/mcp"
 
 
-@pytest.mark.parametrize("kwargs", [{"timeout": 0}, {"timeout": "1"}, {"max_bytes": 10}])
-def test_a_fetcher_refuses_nonsense_limits(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"timeout": 0}, "timeout must be a positive number"),
+    ({"timeout": "1"}, "timeout must be a positive number"),
+    ({"max_bytes": 10}, "max_bytes must be an integer of at least 1024"),
+])
+def test_a_fetcher_refuses_nonsense_limits(kwargs: dict[str, Any], needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
         Fetcher(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"audiences": ()},
-    {"client_id": "rs"},
-    {"client_secret": "s"},
-    {"cache_ttl": 301},
-    {"cache_ttl": -1},
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"audiences": ()}, "needs at least one audience"),
+    ({"client_id": "rs"}, "give both client_id and client_secret, or neither"),
+    ({"client_secret": "s"}, "give both client_id and client_secret, or neither"),
+    ({"cache_ttl": 301}, "cache_ttl must be between 0 and 300 seconds"),
+    ({"cache_ttl": -1}, "cache_ttl must be between 0 and 300 seconds"),
 ])
-def test_introspection_misconfiguration_fails_at_construction(kwargs: dict[str, Any]) -> None:
+def test_introspection_misconfiguration_fails_at_construction(kwargs: dict[str, Any], needle: str) -> None:
     options: dict[str, Any] = {"audiences": AUD, **kwargs}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=needle):
         IntrospectionVerifier(ISS, **options)
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"issuers": ()},
-    {"audiences": ()},
-    {"algorithms": ("HS256",)},
-    {"algorithms": ()},
-    {"leeway": 301},
-    {"issuers": (ISS, "https://other.example.com"), "jwks_uri": ISS + "/jwks"},
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"issuers": ()}, "needs at least one issuer"),
+    ({"audiences": ()}, "needs at least one audience"),
+    ({"algorithms": ("HS256",)}, r"must be asymmetric JWS algorithms \(refused: \['HS256'\]\)"),
+    ({"algorithms": ()}, r"must be asymmetric JWS algorithms \(refused: \[\]\)"),
+    ({"leeway": 301}, "leeway must be between 0 and 300 seconds"),
+    ({"issuers": (ISS, "https://other.example.com"), "jwks_uri": ISS + "/jwks"},
+     "jwks_uri can only be given with a single issuer"),
 ])
-def test_jwt_misconfiguration_fails_at_construction(kwargs: dict[str, Any]) -> None:
+def test_jwt_misconfiguration_fails_at_construction(kwargs: dict[str, Any], needle: str) -> None:
     options: dict[str, Any] = {"issuers": ISS, "audiences": AUD, **kwargs}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=needle):
         JwtVerifier(**options)
 
 

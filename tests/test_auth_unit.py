@@ -81,10 +81,15 @@ def test_symmetric_or_none_algorithms_are_refused(algorithms):
         JwtVerifier(ISSUER, RESOURCE, algorithms=algorithms)
 
 
-@pytest.mark.parametrize("scopes", [["offline_access"], ["has space"], "files:read", [""]])
-def test_component_scopes_are_checked_at_registration(scopes):
+@pytest.mark.parametrize(("scopes", "needle"), [
+    (["offline_access"], "offline_access is not a resource scope"),
+    (["has space"], "'has space' is not a valid OAuth scope token"),
+    ("files:read", "scopes must be a list of strings, got 'files:read'"),
+    ([""], "'' is not a valid OAuth scope token"),
+])
+def test_component_scopes_are_checked_at_registration(scopes, needle):
     server = rondo.Server("s")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=needle):
         server.tool(scopes=scopes)(lambda: "x")
 
 

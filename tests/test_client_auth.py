@@ -342,13 +342,13 @@ def test_client_credentials_with_private_key_jwt() -> None:
 
 
 def test_misconfiguration_fails_at_construction() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs exactly one of client_secret and private_key"):
         ClientCredentials("x")
     with pytest.raises(ValueError, match="PEM"):
         ClientCredentials("x", private_key="not a key")
     with pytest.raises(ValueError, match="https"):
         OAuth(client_metadata_url="http://app/client.json")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="client_secret needs client_id"):
         OAuth(client_secret="s")
 
 

@@ -121,17 +121,18 @@ def test_unanswerable_request_stops_before_any_retry() -> None:
     assert len(server.sent) == 1
 
 
-@pytest.mark.parametrize("bad", [
-    {"resultType": "input_required"},
-    {"resultType": "input_required", "requestState": 7},
-    {"resultType": "input_required", "inputRequests": []},
-    {"resultType": "input_required", "inputRequests": {"k": {"params": {}}}},
+@pytest.mark.parametrize(("bad", "needle"), [
+    ({"resultType": "input_required"}, "has neither inputRequests nor requestState"),
+    ({"resultType": "input_required", "requestState": 7}, "requestState must be a string"),
+    ({"resultType": "input_required", "inputRequests": []}, "inputRequests must be an object"),
+    ({"resultType": "input_required", "inputRequests": {"k": {"params": {}}}},
+     r"inputRequests\['k'\] is not an input request"),
 ])
-def test_malformed_interim_results_are_refused(bad: dict[str, Any]) -> None:
+def test_malformed_interim_results_are_refused(bad: dict[str, Any], needle: str) -> None:
     with pytest.raises(InputRequiredError) as caught:
         run(drive(Server(bad), {}, answer=answer_yes))
     assert caught.value.reason == "malformed"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=needle):
         read_interim(bad)
 
 

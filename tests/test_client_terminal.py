@@ -70,15 +70,15 @@ def test_parse_value(prop: dict[str, Any], raw: str, value: Any) -> None:
     assert parse_value(prop, raw) == value
 
 
-@pytest.mark.parametrize(("prop", "raw"), [
-    ({"type": "integer"}, "1.5"),
-    ({"type": "boolean"}, "maybe"),
-    ({"type": "string", "enum": ["x"]}, "z"),
-    ({"type": "string", "maxLength": 2}, "abc"),
-    ({"type": "string", "format": "email"}, "nope"),
+@pytest.mark.parametrize(("prop", "raw", "needle"), [
+    ({"type": "integer"}, "1.5", "enter a whole number"),
+    ({"type": "boolean"}, "maybe", "answer y or n"),
+    ({"type": "string", "enum": ["x"]}, "z", "choose one of: x"),
+    ({"type": "string", "maxLength": 2}, "abc", "must be at most 2 characters"),
+    ({"type": "string", "format": "email"}, "nope", "not a valid email"),
 ])
-def test_parse_value_refuses(prop: dict[str, Any], raw: str) -> None:
-    with pytest.raises(ValueError):
+def test_parse_value_refuses(prop: dict[str, Any], raw: str, needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
         parse_value(prop, raw)
 
 

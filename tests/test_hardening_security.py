@@ -126,7 +126,7 @@ def test_uris_over_the_length_limit_are_refused_before_matching() -> None:
     error = Client(server).error("resources/read", {"uri": "repo://" + "a/" * 100})
     assert error["code"] == INVALID_PARAMS and "too long" in error["message"]
     assert "data" not in error  # the huge URI is not echoed back
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_uri_length must be a positive integer"):
         rondo.Server("bad", max_uri_length=0)
 
 

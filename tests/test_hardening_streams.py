@@ -163,7 +163,7 @@ def test_listen_streams_are_capped_per_server_and_per_principal() -> None:
         subs.add(Listener(9, frozenset(), (), emit, "bob"))
     subs.remove(anon[0])
     subs.add(Listener(9, frozenset(), (), emit, "bob"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_listen_streams must be a positive integer"):
         rondo.Server("bad", max_listen_streams=0)
 
 

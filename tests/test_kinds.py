@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 import subprocess
 import sys
 import types
@@ -134,7 +135,7 @@ def test_missing_capabilities_does_not_touch_its_inputs():
 
 
 def test_missing_capabilities_refuses_unknown_requests():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="'ping' is not an input request method"):
         missing_capabilities({"x": {"method": "ping"}}, {})
 
 
@@ -216,10 +217,10 @@ def test_malformed_answers_become_invalid_params(request_, answer, reason):
 
 def test_a_broken_request_is_the_handlers_bug_not_the_clients():
     ctx = make_ctx({"k": {"action": "accept"}})
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="^requestedSchema: is required") as info:
         kinds.response(ctx, "k", {"method": "elicitation/create", "params": {"message": "m"}})
     assert not isinstance(info.value, McpError)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="'ping' is not an input request method"):
         kinds.response(ctx, "k", {"method": "ping"})
 
 
@@ -276,7 +277,7 @@ def test_roots_request_and_answer():
     ],
 )
 def test_malformed_roots_are_rejected(answer, path):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="^" + re.escape(path + ":")) as info:
         ROOTS.read_answer(ROOTS_REQUEST, answer)
     assert str(info.value).startswith(path + ":"), str(info.value)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -291,7 +292,7 @@ def build(messages=("hi",), max_tokens=10, **options):
     ],
 )
 def test_malformed_requests_are_rejected_naming_the_path(call, path):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="^" + re.escape(path + ":")) as info:
         call()
     assert str(info.value).startswith(path + ":"), str(info.value)
 
@@ -319,7 +320,7 @@ def test_malformed_requests_are_rejected_naming_the_path(call, path):
     ],
 )
 def test_tool_uses_must_be_answered_by_the_next_message(messages, path):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="^" + re.escape(path + ":")) as info:
         rondo.sampling.create_message(messages, 10, tools=[WEATHER_TOOL])
     assert str(info.value).startswith(path + ":"), str(info.value)
 
@@ -481,7 +482,7 @@ def test_unknown_answer_keys_are_ignored():
     ],
 )
 def test_malformed_answers_are_rejected(answer, path):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="^" + re.escape(path + ":")) as info:
         SAMPLING.read_answer(build(), answer)
     assert str(info.value).startswith(path + ":"), str(info.value)
 

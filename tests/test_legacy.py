@@ -625,9 +625,9 @@ def test_table_expires_idle_sessions_but_not_busy_ones(monkeypatch: pytest.Monke
 
 
 def test_config_rejects_nonsense() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_sessions must be at least 1"):
         LegacyConfig(max_sessions=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown log level 'loud'"):
         LegacyConfig(log_level="loud")
 
 

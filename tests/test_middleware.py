@@ -256,9 +256,9 @@ def test_rate_limiter_memory_is_bounded() -> None:
         assert limit.take(key) == 0.0
     assert len(limit._buckets) == 3 and list(limit._buckets) == [97, 98, 99]
     assert limit.take(0) == 0.0  # evicted, so a fresh bucket
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="rate must be a positive number of requests per second"):
         RateLimit(rate=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="burst must be a positive integer"):
         RateLimit(rate=1, burst=0)
 
 

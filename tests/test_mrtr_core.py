@@ -661,18 +661,19 @@ def test_builders_make_the_wire_shapes():
 
 
 @pytest.mark.parametrize(
-    "build",
+    ("build", "needle"),
     [
-        lambda: elicit.url("Go", "ftp://example.com"),
-        lambda: elicit.url("Go", "https://user:pw@example.com"),
-        lambda: elicit.form("", {"type": "object", "properties": {}}),
-        lambda: elicit.form("Nested?", {"type": "object", "properties": {"a": {"type": "object"}}}),
-        lambda: sampling.create_message([], 5),
-        lambda: sampling.create_message("hi", 0),
+        (lambda: elicit.url("Go", "ftp://example.com"), "^url: must use http or https, not 'ftp'"),
+        (lambda: elicit.url("Go", "https://user:pw@example.com"), "^url: must not carry user info"),
+        (lambda: elicit.form("", {"type": "object", "properties": {}}), "^message: must not be empty"),
+        (lambda: elicit.form("Nested?", {"type": "object", "properties": {"a": {"type": "object"}}}),
+         "^requestedSchema.properties.a.type: a form field cannot be a nested object"),
+        (lambda: sampling.create_message([], 5), "^messages: must hold at least one message"),
+        (lambda: sampling.create_message("hi", 0), "^maxTokens: must be a positive integer"),
     ],
 )
-def test_builders_refuse_what_the_wire_forbids(build):
-    with pytest.raises(ValueError):
+def test_builders_refuse_what_the_wire_forbids(build, needle):
+    with pytest.raises(ValueError, match=needle):
         build()
 
 

@@ -23,7 +23,7 @@ NESTED = {"type": "object", "properties": {
 
 
 def test_nested_object_in_a_form_names_the_field_and_the_rule() -> None:
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(ValueError, match="a form field cannot be a nested object") as exc:
         elicit.form("Where?", NESTED)
     text = str(exc.value)
     assert text.startswith("requestedSchema.properties.address.type:")

@@ -211,7 +211,7 @@ def test_leeway_is_configurable_and_bounded():
     clock.now += 11
     refused(token, clock=clock, leeway=0)
     assert state.open(token, ctx_for(), secret=SECRET, principal="alice", clock=clock, leeway=5)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="leeway must be 0 to 60 seconds, got 3600"):
         state.open(token, ctx_for(), secret=SECRET, principal="alice", leeway=3600)
 
 
@@ -353,32 +353,32 @@ def test_oversized_state_is_refused_at_seal():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "error"),
+    ("kwargs", "error", "needle"),
     [
-        ({}, ValueError),
-        ({"secret": SECRET, "keys": [("a", SECRET)]}, ValueError),
-        ({"secret": b"short"}, ValueError),
-        ({"secret": "s" * 40}, TypeError),
-        ({"secret": 12345}, TypeError),
-        ({"keys": []}, ValueError),
-        ({"keys": [(f"k{i}", SECRET) for i in range(9)]}, ValueError),
-        ({"keys": [("a", SECRET), ("a", OTHER)]}, ValueError),
-        ({"keys": [("", SECRET)]}, ValueError),
-        ({"keys": [("x" * 33, SECRET)]}, ValueError),
-        ({"keys": [("has space", SECRET)]}, ValueError),
-        ({"keys": [("dot.ted", SECRET)]}, ValueError),
-        ({"keys": [("~fp", SECRET)]}, ValueError),
-        ({"keys": [(1, SECRET)]}, TypeError),
-        ({"keys": [("a", b"short")]}, ValueError),
-        ({"keys": [("a", SECRET, "extra")]}, TypeError),
-        ({"keys": {"a": SECRET}}, TypeError),
-        ({"keys": "a:secret"}, TypeError),
+        ({}, ValueError, r"pass exactly one of secret="),
+        ({"secret": SECRET, "keys": [("a", SECRET)]}, ValueError, r"pass exactly one of secret="),
+        ({"secret": b"short"}, ValueError, "secret is 5 bytes"),
+        ({"secret": "s" * 40}, TypeError, "secret must be bytes, not str"),
+        ({"secret": 12345}, TypeError, "secret must be bytes, not int"),
+        ({"keys": []}, ValueError, "keys must hold 1 to 8 keys, got 0"),
+        ({"keys": [(f"k{i}", SECRET) for i in range(9)]}, ValueError, "keys must hold 1 to 8 keys, got 9"),
+        ({"keys": [("a", SECRET), ("a", OTHER)]}, ValueError, "key id 'a' appears twice"),
+        ({"keys": [("", SECRET)]}, ValueError, r"keys\[0\] id '' must be 1 to 32 characters"),
+        ({"keys": [("x" * 33, SECRET)]}, ValueError, r"keys\[0\] id 'x{33}' must be 1 to 32 characters"),
+        ({"keys": [("has space", SECRET)]}, ValueError, r"keys\[0\] id 'has space' must be"),
+        ({"keys": [("dot.ted", SECRET)]}, ValueError, r"keys\[0\] id 'dot.ted' must be"),
+        ({"keys": [("~fp", SECRET)]}, ValueError, r"keys\[0\] id '~fp' must be"),
+        ({"keys": [(1, SECRET)]}, TypeError, r"keys\[0\] id must be a str, not int"),
+        ({"keys": [("a", b"short")]}, ValueError, "secret of key 'a' is 5 bytes"),
+        ({"keys": [("a", SECRET, "extra")]}, TypeError, r"keys\[0\] must be an \(id, secret\) pair"),
+        ({"keys": {"a": SECRET}}, TypeError, r"keys must be a list of \(id, secret\) pairs"),
+        ({"keys": "a:secret"}, TypeError, r"keys must be a list of \(id, secret\) pairs"),
     ],
 )
-def test_misconfiguration_raises_at_the_call(kwargs, error):
-    with pytest.raises(error):
+def test_misconfiguration_raises_at_the_call(kwargs, error, needle):
+    with pytest.raises(error, match=needle):
         state.seal({}, ctx_for(), principal=None, **kwargs)
-    with pytest.raises(error):
+    with pytest.raises(error, match=needle):
         state.open("s1.a.b.c", ctx_for(), principal=None, **kwargs)
 
 

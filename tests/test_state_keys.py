@@ -132,23 +132,31 @@ def test_env_secrets_may_use_the_url_safe_alphabet():
 
 
 @pytest.mark.parametrize(
-    "text",
-    ["k1", f"k1:{b64(A)},", f":{b64(A)}", "k1:", "k1:not base64!", f"k1:{b64(A)},,k2:{b64(B)}",
-     "k1:a+b/c", "k1:=abc"],
+    ("text", "needle"),
+    [("k1", "entry 1 is not id:base64url-secret"),
+     (f"k1:{b64(A)},", "entry 2 is empty"),
+     (f":{b64(A)}", "entry 1 is not id:base64url-secret"),
+     ("k1:", "entry 1 is not id:base64url-secret"),
+     ("k1:not base64!", "the secret of key 'k1' is not base64url"),
+     (f"k1:{b64(A)},,k2:{b64(B)}", "entry 2 is empty"),
+     ("k1:a+b/c", "the secret of key 'k1' is not base64url"),
+     ("k1:=abc", "the secret of key 'k1' is not base64url")],
 )
-def test_malformed_env_is_a_value_error(text):
-    with pytest.raises(ValueError) as info:
+def test_malformed_env_is_a_value_error(text, needle):
+    with pytest.raises(ValueError, match="^RONDO_STATE_KEYS: " + needle) as info:
         state.parse_env_keys(text)
     assert b64(A)[:10] not in str(info.value)  # never echo a secret
 
 
 @pytest.mark.parametrize(
-    "text",
-    [f"k1:{b64(b'short')}", f"k1:{b64(A)},k1:{b64(B)}", f"bad.id:{b64(A)}",
-     ",".join(f"k{i}:{b64(A)}" for i in range(9))],
+    ("text", "needle"),
+    [(f"k1:{b64(b'short')}", "secret of key 'k1' is 5 bytes"),
+     (f"k1:{b64(A)},k1:{b64(B)}", "key id 'k1' appears twice"),
+     (f"bad.id:{b64(A)}", r"keys\[0\] id 'bad.id' must be 1 to 32 characters"),
+     (",".join(f"k{i}:{b64(A)}" for i in range(9)), "keys must hold 1 to 8 keys, got 9")],
 )
-def test_from_env_validates_like_keys(text):
-    with pytest.raises(ValueError):
+def test_from_env_validates_like_keys(text, needle):
+    with pytest.raises(ValueError, match=needle):
         state.StatePolicy.from_env({"RONDO_STATE_KEYS": text})
 
 

@@ -63,26 +63,26 @@ def test_a_principal_callable_returning_junk_is_a_server_bug_not_invalid_state()
 
 
 @pytest.mark.parametrize(
-    ("options", "error"),
+    ("options", "error", "needle"),
     [
-        ({"ttl": 901}, ValueError),
-        ({"ttl": 0}, ValueError),
-        ({"ttl": "300"}, TypeError),
-        ({"leeway": -1}, ValueError),
-        ({"leeway": 61}, ValueError),
-        ({"principal": "alice"}, TypeError),
-        ({"encrypt": "yes"}, TypeError),
-        ({"once": 1}, TypeError),
-        ({"replay_store": object()}, TypeError),
-        ({"clock": 5}, TypeError),
-        ({"secret": b"k" * 32}, ValueError),  # together with keys=
-        ({"keys": None, "secret": b"short"}, ValueError),
-        ({"keys": [("a b", b"k" * 32)]}, ValueError),
+        ({"ttl": 901}, ValueError, "at most 900 seconds, got 901"),
+        ({"ttl": 0}, ValueError, "at most 900 seconds, got 0"),
+        ({"ttl": "300"}, TypeError, "ttl must be a number of seconds, not str"),
+        ({"leeway": -1}, ValueError, "leeway must be 0 to 60 seconds, got -1"),
+        ({"leeway": 61}, ValueError, "leeway must be 0 to 60 seconds, got 61"),
+        ({"principal": "alice"}, TypeError, r"principal must be a callable taking the Context \(or None\)"),
+        ({"encrypt": "yes"}, TypeError, "encrypt and once must be True or False"),
+        ({"once": 1}, TypeError, "encrypt and once must be True or False"),
+        ({"replay_store": object()}, TypeError, r"replay_store must have a consume\(token_id, ttl\) -> bool method"),
+        ({"clock": 5}, TypeError, "clock must be a callable returning unix seconds"),
+        ({"secret": b"k" * 32}, ValueError, "pass exactly one of secret="),  # together with keys=
+        ({"keys": None, "secret": b"short"}, ValueError, "secret is 5 bytes"),
+        ({"keys": [("a b", b"k" * 32)]}, ValueError, r"keys\[0\] id 'a b' must be 1 to 32 characters"),
     ],
 )
-def test_misconfiguration_raises_when_the_policy_is_built(options, error):
+def test_misconfiguration_raises_when_the_policy_is_built(options, error, needle):
     config: dict[str, Any] = {"keys": KEY, **options}
-    with pytest.raises(error):
+    with pytest.raises(error, match=needle):
         state.StatePolicy(**config)
 
 
@@ -124,7 +124,7 @@ def test_seal_for_overrides():
     clock.now += 5 + policy.leeway + 1
     with pytest.raises(McpError):
         policy.open_for(ctx_for(), short)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="ttl must be more than 0 and at most 900 seconds, got 1000"):
         policy.seal_for(ctx_for(), 1, ttl=1000)
     once = policy.seal_for(ctx_for(), 1, once=True)
     assert policy.open_for(ctx_for(), once) == 1

@@ -102,12 +102,14 @@ def test_memory_store_is_safe_across_threads():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "error"),
-    [({"max_entries": 0}, ValueError), ({"max_entries": 1.5}, TypeError),
-     ({"max_entries": True}, TypeError), ({"clock": "now"}, TypeError)],
+    ("kwargs", "error", "needle"),
+    [({"max_entries": 0}, ValueError, "max_entries must be at least 1"),
+     ({"max_entries": 1.5}, TypeError, "max_entries must be an int"),
+     ({"max_entries": True}, TypeError, "max_entries must be an int"),
+     ({"clock": "now"}, TypeError, "clock must be callable")],
 )
-def test_memory_store_configuration_errors(kwargs, error):
-    with pytest.raises(error):
+def test_memory_store_configuration_errors(kwargs, error, needle):
+    with pytest.raises(error, match=needle):
         state.MemoryReplayStore(**kwargs)
 
 
@@ -215,9 +217,9 @@ def test_two_redis_stores_share_consumption(redis_url):
 
 
 def test_redis_store_configuration_errors():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="pass exactly one of client= or url="):
         state.RedisReplayStore()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="pass exactly one of client= or url="):
         state.RedisReplayStore(object(), url="redis://127.0.0.1:1/0")
     with pytest.raises(TypeError):
         state.RedisReplayStore(object())

@@ -270,7 +270,7 @@ def test_non_messages_are_rejected():
 
 
 def test_unknown_era_is_an_error():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown era '2024-01-01'"):
         validate(response(CALL_RESULT), era="2024-01-01")
 
 
