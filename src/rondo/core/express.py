@@ -44,6 +44,7 @@ def express_ready(core: Core) -> bool:
 
 def answer_tool(
     core: Core, rid: Any, params: dict[str, Any], env: Envelope, emit: Emit, auth: Any = None,
+    peer: Any = None,
 ) -> dict[str, Any] | None:
     """The JSON-RPC response to a checked 2026-07-28 `tools/call` (shape and `_meta` envelope
     already verified), or None when the general path must answer it.
@@ -65,6 +66,8 @@ def answer_tool(
     if sig.context_param is not None or retry:
         ctx = Context.for_call(core.server, rid, "tools/call", params, env, core.modern,
                                auth=auth, emit=emit)
+        if peer is not None:
+            ctx.peer = peer
     try:
         if retry:
             assert ctx is not None
@@ -88,7 +91,7 @@ def answer_tool(
     done = run_bound(core, rid, tool, kwargs, ctx)
     if not isinstance(done, InputRequired):
         return done
-    return ask_without_context(core, rid, tool, done, params, env, emit, auth)
+    return ask_without_context(core, rid, tool, done, params, env, emit, auth, peer)
 
 
 def run_bound(
@@ -125,12 +128,14 @@ def run_bound(
 
 def ask_without_context(
     core: Core, rid: Any, tool: Tool, value: InputRequired, params: dict[str, Any],
-    env: Envelope, emit: Emit, auth: Any,
+    env: Envelope, emit: Emit, auth: Any, peer: Any = None,
 ) -> dict[str, Any]:
     """The response to an `InputRequired` a context-less call returned."""
     try:
         ctx = Context.for_call(core.server, rid, "tools/call", params, env, core.modern,
                                auth=auth, emit=emit)
+        if peer is not None:
+            ctx.peer = peer
         return _respond(core, rid, core.modern.input_required(ctx, value))
     except McpError as exc:
         return error_response(rid, exc)

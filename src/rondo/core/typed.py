@@ -92,7 +92,7 @@ class TypedCalls:
     def answer(
         self, body: bytes, emit: Emit, auth: Any = None,
         routing: tuple[bytes, str | None] | None = None,
-        allows: Callable[[str, Any], bool] | None = None,
+        allows: Callable[[str, Any], bool] | None = None, peer: Any = None,
     ) -> dict[str, Any] | None:
         """The JSON-RPC response to `body` if this lane takes it; None: the usual path answers.
 
@@ -138,7 +138,7 @@ class TypedCalls:
         from ..wire.envelope import envelope
 
         raw = _decode(body)["params"]
-        return ask_without_context(core, call.id, tool, done, raw, envelope(raw), emit, auth)
+        return ask_without_context(core, call.id, tool, done, raw, envelope(raw), emit, auth, peer)
 
 
 def qualifies(tool: Tool) -> bool:

@@ -59,7 +59,10 @@ class Context:
         "_loop",
         "_dialect",
         "_flow",
+        "peer",  # the HTTP client's (host, port) when the transport knows it; else unset
     )
+
+    peer: Any  # set only when the transport knows the client's address (HTTP)
 
     def __init__(
         self,
@@ -123,6 +126,8 @@ class Context:
                            auth=req.auth, emit=req.emit, session=req.call)
         if req.extras is not None:
             ctx.extras = req.extras
+        if req.peer is not None:
+            ctx.peer = req.peer
         return ctx
 
     @classmethod

@@ -177,9 +177,10 @@ class StatePolicy:
         if once:
             token_id = new_token_id()
             reserve = getattr(self.replay_store, "reserve", None)
-            if reserve is not None and not reserve(token_id, ttl + self.leeway, principal):
+            client = principal if principal is not None else _peer_client(ctx)
+            if reserve is not None and not reserve(token_id, ttl + self.leeway, client):
                 refusal = getattr(self.replay_store, "refusal", None)
-                raise refusal(principal) if refusal is not None else StoreFull()
+                raise refusal(client) if refusal is not None else StoreFull()
         return seal(
             data,
             ctx.request_method,
@@ -218,3 +219,11 @@ class StatePolicy:
             f"StatePolicy({self.keyring!r}, ttl={self.ttl}, encrypt={self.encrypt}, "
             f"once={self.once})"
         )
+
+
+def _peer_client(ctx: Any) -> str | None:
+    """Whom an anonymous one-time seal counts against: its HTTP peer's host (None: a pipe)."""
+    peer = getattr(ctx, "peer", None)
+    if isinstance(peer, list | tuple) and peer and isinstance(peer[0], str):
+        return "\0peer:" + peer[0]  # NUL: never a principal's name
+    return None

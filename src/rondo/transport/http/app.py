@@ -290,7 +290,8 @@ class HttpApp:
             notes: list[dict[str, Any]] = []
             response = calls.answer(body, self._keeper(notes), scope.get("auth"),
                                     (facts.tool_name, facts.version),
-                                    None if guard is None else guard.allows_tool)
+                                    None if guard is None else guard.allows_tool,
+                                    scope.get("client"))
             if response is not None:
                 await self._send_inline(send, response, notes)
                 return
@@ -426,7 +427,8 @@ class HttpApp:
         core = self.core
         if tool is not None and tool.express and core.express:
             notes: list[dict[str, Any]] = []
-            response = answer_tool(core, rid, params, env, self._keeper(notes), scope.get("auth"))
+            response = answer_tool(core, rid, params, env, self._keeper(notes), scope.get("auth"),
+                                   scope.get("client"))
             if response is not None:
                 await self._send_inline(send, response, notes)
                 return
