@@ -449,6 +449,15 @@ class Server:
             attach(self)
         return extension
 
+    def emit(self, name: str, data: Any, **options: Any) -> Any:
+        """Emit one occurrence of an event type declared on the events extension
+        (`rondo.events.Events`, experimental): `await server.emit("order.shipped", {...})`."""
+        events: Any = self.extensions.get("io.modelcontextprotocol/events")
+        if events is None:
+            raise RuntimeError("server.emit needs the events extension: "
+                               "server.extension(rondo.events.Events())")
+        return events.emit(name, data, **options)
+
     def _want_tasks(self) -> None:
         """A task-opted tool needs the tasks extension: the default one (in-memory store) unless
         one was installed; installed when serving starts, so `server.extension(Tasks(...))`
