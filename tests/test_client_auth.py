@@ -527,5 +527,5 @@ def test_callback_parsing_either_parses_or_refuses(query: str) -> None:
 def test_auth_is_for_http_targets_only() -> None:
     from rondo.client import Client
 
-    with pytest.raises(ValueError, match="HTTP targets only"):
+    with pytest.raises(ValueError, match="auth= applies to HTTP targets"):
         Client("python -c pass", auth=OAuth())

@@ -159,12 +159,13 @@ def test_a_server_request_flood_is_capped_and_close_is_bounded() -> None:
         await t.close()
         return time.perf_counter() - start
 
-    closing, seconds, _peak = run_capped(go())
+    closing, _seconds, _peak = run_capped(go())  # run_capped bounds the whole run (30 s)
     assert not isinstance(closing, Exception), closing
     assert running["peak"] <= 16
     busy = [r for r in replies if "error" in r and "busy" in r["error"]["message"]]
     assert len(busy) == n - 16
-    assert closing < 3 and seconds < 20
+    # close cancels the 16 parked handlers (each would sleep an hour) instead of waiting for them
+    assert closing < 3
 
 
 # -- 16. questions per round --------------------------------------------------------------------
