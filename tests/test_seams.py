@@ -193,3 +193,66 @@ def test_serves_agrees_with_the_advertised_capabilities() -> None:
     assert [server.serves(n) for n in names] == [n in server.capabilities() for n in names]
     server.remove_tool("t")
     assert not server.serves("tools") and "tools" not in server.capabilities()
+
+
+# -- the kernel follows the registry through change events ---------------------------------------
+
+
+def test_the_core_follows_the_registry_through_change_events() -> None:
+    server = rondo.Server("follow")
+    seen: list[tuple[str, Any]] = []
+    server.on_change(lambda what, detail: seen.append((what, detail)))
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    core = server.core
+    assert core.express and core.typed_calls() is not None
+    server.notify_resource_updated("file:///a")
+
+    async def echo(core: Any, req: Any) -> dict[str, Any]:
+        return {"echo": req.params.get("x")}
+
+    server.method("example/late")(echo)
+    assert seen[0] == ("tools", None)
+    assert seen[1] == ("resource", "file:///a")
+    assert seen[2][0] == "method" and seen[2][1].name == "example/late"
+    # The core built before the row came has it: it listened rather than being written to.
+    assert core.methods["example/late"] is seen[2][1]
+    response = run_core(core, request("example/late", {"x": 5}))
+    assert response["result"]["echo"] == 5
+
+    @server.tool
+    def sub(a: int, b: int) -> int:
+        return a - b
+
+    assert core.typed is None  # the typed lane's union named the tools as they were
+    server.method("tools/call")(echo)
+    assert not core.express  # a replacing row owns every call
+
+
+def test_a_task_option_installs_its_bundled_extension_only_when_used() -> None:
+    plain = rondo.Server("plain")
+
+    @plain.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    plain.settle()
+    assert plain.extensions == {} and plain.context_calls == {}
+    tasked = rondo.Server("tasked")
+
+    @tasked.tool(task="optional")
+    def slow(a: int) -> int:
+        return a
+
+    tasked.settle()
+    assert list(tasked.extensions) == ["io.modelcontextprotocol/tasks"]
+    assert set(tasked.context_calls) == {"start_task"}
+
+
+def run_core(core: Any, message: dict[str, Any]) -> dict[str, Any]:
+    response = asyncio.run(core.handle(message))
+    assert response is not None
+    return response

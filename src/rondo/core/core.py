@@ -59,10 +59,25 @@ class Core:
             from .tracing import Tracer
 
             self.tracer = Tracer(server.tracing)
-        # May a plain tools/call take the express lane (server/express.py)?
+        # May a plain tools/call take the express lane (core/express.py)?
         self.express = express_ready(self)
-        # Its typed decoder (server/typed.py), built at the first call; None: build it then.
+        # Its typed decoder (core/typed.py), built at the first call; None: build it then.
         self.typed: TypedCalls | None = None
+        server.on_change(self._follow)
+
+    def _follow(self, what: str, detail: Any) -> None:
+        """The registry changed (`Server.on_change`): keep the table, the lanes and the
+        listening clients in step."""
+        if what == "method":
+            self.methods[detail.name] = detail
+            if detail.name == "tools/call":
+                self.express = False  # the new row owns every call
+        elif what == "resource":
+            self.subscriptions.resource_updated(detail)
+        else:
+            if what == "tools":
+                self.typed = None  # the typed lane's union names the tools as they were
+            self.subscriptions.list_changed(what)
 
     def typed_calls(self) -> TypedCalls:
         typed = self.typed

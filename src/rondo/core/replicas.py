@@ -76,13 +76,7 @@ def check_fleet(server: Server, workers: int = 1, environ: Mapping[str, str] = o
     if workers <= 1 and not is_replica(environ):
         return
     what = f"{workers} workers" if workers > 1 else f"a replica ({ENV_FLEET}=1)"
-    if _tasks_in_memory(server):
-        raise FleetError(
-            f"rondo: refusing to start {server.name!r} as {what}: its tasks are kept in process "
-            "memory (the default MemoryTaskStore), so a task created on one worker is not found "
-            "on another. Use rondo run --redis URL, or "
-            "server.extension(Tasks(store=RedisTaskStore(url=...)))."
-        )
+    server.settle()  # a tool option's default extension answers for itself below
     for extension in server.extensions.values():
         # An extension that keeps data per process says why it cannot be one of many.
         problem = getattr(extension, "fleet_problem", None)
@@ -111,18 +105,6 @@ def check_fleet(server: Server, workers: int = 1, environ: Mapping[str, str] = o
                 "once=True with an in-memory replay store, so a one-time requestState could be "
                 "replayed on another worker. Use RedisReplayStore (or rondo run --redis URL)."
             )
-
-
-def _tasks_in_memory(server: Server) -> bool:
-    """Does a task-opted tool keep its tasks in this process (the default store)?"""
-    if not any(tool.task for tool in server.tools.values()):
-        return False  # no tasks: the tasks package stays unloaded
-    tasks = server.extensions.get("io.modelcontextprotocol/tasks")
-    if tasks is None:
-        return True  # installed with MemoryTaskStore() when serving starts
-    from ..tasks.store import MemoryTaskStore
-
-    return isinstance(getattr(tasks, "store", None), MemoryTaskStore)
 
 
 # -- worker ids ---------------------------------------------------------------------------------

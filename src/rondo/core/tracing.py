@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..server.server import require_otel
 from ..wire.errors import McpError
 
 if TYPE_CHECKING:
@@ -32,15 +33,6 @@ FLOW_ID = "rondo.mcp.flow.id"
 FLOW_ROUND = "rondo.mcp.flow.round"
 TASK_ID = "rondo.mcp.task.id"
 ERA = "rondo.mcp.era"
-
-
-def require_otel() -> None:
-    try:
-        import opentelemetry.trace  # noqa: F401
-    except ImportError:
-        raise ImportError(
-            "tracing needs the OpenTelemetry API: pip install 'rondo-mcp[otel]'"
-        ) from None
 
 
 class Tracer:

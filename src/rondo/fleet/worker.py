@@ -36,8 +36,8 @@ def build(config: RunConfig) -> tuple[Any, Server]:
 
 
 def connect_redis(server: Server, url: str) -> None:
-    """One Redis for the fleet: the change bus, one-time state and tasks where they were in
-    memory, and any extension with a `use_redis(url)` hook (per-user state's memory store)."""
+    """One Redis for the fleet: the change bus, one-time state where it was in memory, and any
+    extension with a `use_redis(url)` hook (tasks', per-user state's memory stores)."""
     from ..state.replay import MemoryReplayStore, RedisReplayStore
     from .bus import use_bus
     from .redis_bus import RedisBus
@@ -45,16 +45,7 @@ def connect_redis(server: Server, url: str) -> None:
     policy = server.state_policy
     if policy is not None and isinstance(policy.replay_store, MemoryReplayStore):
         policy.replay_store = RedisReplayStore(url=url)
-    if any(tool.task for tool in server.tools.values()):
-        from ..tasks import EXTENSION, Tasks
-        from ..tasks.redis_store import RedisTaskStore
-        from ..tasks.store import MemoryTaskStore
-
-        tasks = server.extensions.get(EXTENSION)
-        if tasks is None:
-            server.extension(Tasks(store=RedisTaskStore(url=url)))
-        elif isinstance(tasks, Tasks) and isinstance(tasks.store, MemoryTaskStore):
-            tasks.store = RedisTaskStore(url=url)
+    server.settle()  # a tool option's default extension moves to Redis below
     use_bus(server, RedisBus(url=url, channel=f"rondo:changes:{server.name}"))
     for extension in server.extensions.values():
         use_redis = getattr(extension, "use_redis", None)  # e.g. per-user state's memory store

@@ -271,7 +271,7 @@ class Context:
                                "server.extension(rondo.userstate.UserState(...))")
         return ext.view(self)
 
-    # -- the tasks extension -------------------------------------------------------------------
+    # -- served by the tasks extension -------------------------------------------------------------------
 
     def start_task(self, message: str | None = None) -> Any:
         """In a tool registered with `task=...`: answer the call with a task now and run the
@@ -280,9 +280,10 @@ class Context:
         Where no task can be made (the client did not declare the extension, a 2025-11-25
         session) it does nothing and the handler simply goes on. `message` is the first
         `statusMessage`."""
-        from ..tasks.runtime import start_task
-
-        return start_task(self, message)
+        call = self.server.context_calls.get("start_task")  # the tasks extension's, if installed
+        if call is None:
+            return None if self._sync else DONE
+        return call(self, message)
 
     @property
     def task_id(self) -> str | None:

@@ -16,9 +16,12 @@ class Extension(Protocol):
 
     `name` is its identifier (e.g. `io.modelcontextprotocol/tasks`); `methods()` the rows it
     adds to the method table; `capability(server)` what to advertise under
-    `capabilities.extensions[name]`, or None to advertise nothing (yet). It may also have
-    `attach(server)`, called once when installed (to register resources, say), and the fleet
-    hooks `fleet_problem(server) -> str | None` and `use_redis(url)` (`rondo.fleet`).
+    `capabilities.extensions[name]`, or None to advertise nothing (yet).
+
+    Optional hooks, looked up by name: `attach(server)`, called once when installed (to
+    register resources, say); `context_calls()` -> {name: fn(ctx, ...)} for the `Context`
+    methods it serves (`ctx.start_task`); the fleet hooks `fleet_problem(server) -> str | None`
+    and `use_redis(url)` (`rondo.fleet`).
     """
 
     name: str

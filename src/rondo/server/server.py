@@ -143,6 +143,10 @@ class Server:
         self.extensions: dict[str, Extension] = {}
         self._lifespan = Lifespan()
         self._core: Core | None = None
+        # Who follows this registry (the `Core`): called with (what changed, its detail).
+        self._listeners: list[Callable[[str, Any], None]] = []
+        # What `ctx.<name>(...)` calls that an installed extension provides (`ctx.start_task`).
+        self.context_calls: dict[str, Callable[..., Any]] = {}
         # rondo.auth hook: the resource server, and scopes=[...] per component, keyed
         # ("tool", name) / ("prompt", name) / ("resource", uri or template).
         self.auth = auth
@@ -233,8 +237,8 @@ class Server:
             )
             self._scopes("tool", tool_name, scopes)
             self.tools[tool_name] = Tool(tool_name, f, sig, wire, task, own_middleware)
-            if task is not None:
-                self._want_tasks()
+            if task is not None and self._core is not None:
+                self.settle()  # serving already: the option's extension is wanted now
             self._changed("tools")
             return f
 
@@ -442,6 +446,9 @@ class Server:
         if name in self.extensions:
             raise ValueError(f"extension {name!r} is installed twice")
         self.extensions[name] = extension
+        calls = getattr(extension, "context_calls", None)
+        if calls is not None:
+            self.context_calls.update(calls())
         for method in extension.methods():
             self._add_method(method)
         attach = getattr(extension, "attach", None)  # optional: register components on us
@@ -458,29 +465,31 @@ class Server:
                                "server.extension(rondo.events.Events())")
         return events.emit(name, data, **options)
 
-    def _want_tasks(self) -> None:
-        """A task-opted tool needs the tasks extension: the default one (in-memory store) unless
-        one was installed; installed when serving starts, so `server.extension(Tasks(...))`
-        may come after the tools."""
-        if self._core is not None:
-            self._install_tasks()
+    def settle(self) -> None:
+        """Install the bundled extension of every tool option a tool uses and no installed
+        extension serves (`task=` -> the tasks extension, in-memory store). Serving does this
+        when it starts, so `server.extension(...)` may come after the tools; the fleet does it
+        before asking extensions whether they can run as many workers."""
+        from .bundled import bundled_for
 
-    def _install_tasks(self) -> None:
-        if not any(t.task for t in self.tools.values()):
-            return  # no task-opted tool: the tasks package (and asyncio with it) stays unloaded
-        from ..tasks import EXTENSION, Tasks
+        for extension in bundled_for(self):
+            self.extension(extension)
 
-        if EXTENSION not in self.extensions:
-            self.extension(Tasks())
+    def on_change(self, listener: Callable[[str, Any], None]) -> None:
+        """Follow this registry: `listener(what, detail)` after each change, with `what` one of
+        "method" (detail: the new `Method` row), "tools", "prompts", "resources" (the list
+        changed; detail None) or "resource" (detail: the URI whose content changed)."""
+        self._listeners.append(listener)
+
+    def _tell(self, what: str, detail: Any) -> None:
+        for listener in self._listeners:
+            listener(what, detail)
 
     def _add_method(self, method: Method) -> None:
         if any(m.name == method.name for m in self.extra_methods):
             raise ValueError(f"method {method.name!r} is added twice")
         self.extra_methods.append(method)
-        if self._core is not None:
-            self._core.methods[method.name] = method
-            if method.name == "tools/call":
-                self._core.express = False  # the new row owns every call
+        self._tell("method", method)
 
     def remove_tool(self, name: str) -> None:
         del self.tools[name]
@@ -503,10 +512,7 @@ class Server:
     # -- change notifications -------------------------------------------------------------------
 
     def _changed(self, what: str) -> None:
-        if self._core is not None:
-            if what == "tools":
-                self._core.typed = None  # the typed lane's union names the tools as they were
-            self._core.subscriptions.list_changed(what)
+        self._tell(what, None)
 
     def notify_tools_changed(self) -> None:
         """Tell every listening client that the tool list changed."""
@@ -520,8 +526,7 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell clients subscribed to `uri` (or a parent of it) that its content changed."""
-        if self._core is not None:
-            self._core.subscriptions.resource_updated(uri)
+        self._tell("resource", uri)
 
     @property
     def state_policy(self) -> StatePolicy | None:
@@ -545,7 +550,7 @@ class Server:
         if self._core is None:
             from ..core.core import Core
 
-            self._install_tasks()
+            self.settle()
             self._core = Core(self)
         return self._core
 
@@ -632,7 +637,15 @@ def check_tracing(tracing: Any) -> Any:
     must be importable now (misconfiguration fails at start-up)."""
     if tracing is None or tracing is False:
         return None
-    from ..core.tracing import require_otel
-
     require_otel()
     return tracing
+
+
+def require_otel() -> None:
+    """Is the OpenTelemetry API importable? (tracing's one dependency, checked at start-up)"""
+    try:
+        import opentelemetry.trace  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "tracing needs the OpenTelemetry API: pip install 'rondo-mcp[otel]'"
+        ) from None

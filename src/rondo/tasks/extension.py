@@ -123,6 +123,29 @@ class Tasks:
             Method("tasks/cancel", self._cancel, _MODERN, suspends=_always),
         ]
 
+    def context_calls(self) -> dict[str, Callable[..., Any]]:
+        """`ctx.start_task()` (the `Context` method this extension serves)."""
+        from .runtime import start_task
+
+        return {"start_task": start_task}
+
+    def fleet_problem(self, server: Server) -> str | None:
+        """Why tasks cannot run on many workers: a task-opted tool keeps them in this process."""
+        if not any(tool.task for tool in server.tools.values()):
+            return None
+        if not isinstance(self.store, MemoryTaskStore):
+            return None
+        return ("its tasks are kept in process memory (the default MemoryTaskStore), so a task "
+                "created on one worker is not found on another. Use rondo run --redis URL, or "
+                "server.extension(Tasks(store=RedisTaskStore(url=...))).")
+
+    def use_redis(self, url: str) -> None:
+        """`rondo run --redis URL`: an in-memory store becomes a Redis store."""
+        if isinstance(self.store, MemoryTaskStore):
+            from .redis_store import RedisTaskStore
+
+            self.store = RedisTaskStore(url=url)
+
     # -- who is asking ------------------------------------------------------------------------
 
     def principal_of(self, core: Core, req: Request) -> str | None:
