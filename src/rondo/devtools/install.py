@@ -177,7 +177,7 @@ def launch_of(target: str, server: Any, extra_env: Mapping[str, str],
         if environ.get(ENV_KEYS):
             env[ENV_KEYS] = environ[ENV_KEYS]  # the keys this shell serves with
         elif policy.ephemeral:
-            from ..server.replicas import interactive_components
+            from ..core.replicas import interactive_components
 
             if interactive_components(server):
                 # Multi-round flows outlive a restart of the server by the host.
