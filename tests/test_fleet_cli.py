@@ -111,13 +111,20 @@ def test_all_interfaces_need_allowed_hosts_named_by_the_flag():
                                  env=keyed_env(), timeout=30)
         assert refused.returncode == 2 and "--allowed-hosts" in refused.stderr, refused.stderr
         assert "serving" not in refused.stderr and "cannot bind" not in refused.stderr
-    # The names given are then the only ones served (shown on loopback, where nothing leaks).
+    # The names given are served next to the loopback ones (shown on loopback: nothing leaks).
     with rondo_run("--http", "127.0.0.1:0", "--allowed-hosts", "mcp.example.com,mcp-svc") as run:
         url = f"http://127.0.0.1:{run.port}/mcp"
         assert served_name(discover(url, host="mcp-svc")) == "fleet"
         assert served_name(discover(url, host="mcp.example.com:443")) == "fleet"
-        assert discover(url, host="evil.example.com").status_code == 403
-        assert discover(url).status_code == 403  # 127.0.0.1 is not a name clients were given
+        assert served_name(discover(url)) == "fleet"  # the flag adds names: loopback stays
+        refused = discover(url, host="evil.example.com")
+        assert refused.status_code == 403
+        message = refused.json()["error"]["message"]
+        assert "'evil.example.com'" in message and "--allowed-hosts" in message
+        cross = discover(url, host="mcp-svc", origin="https://other.example")
+        assert cross.status_code == 403
+        assert "Origin 'https://other.example'" in cross.json()["error"]["message"]
+        assert "--allowed-origins" in cross.json()["error"]["message"]
 
 
 def test_a_taken_port_fails_before_anything_says_serving(free_port):

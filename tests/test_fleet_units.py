@@ -375,3 +375,20 @@ def test_redis_flag_moves_tasks_out_of_process_memory():
         connect_redis(server, "redis://127.0.0.1:1/0")
         assert isinstance(server.extensions[EXTENSION].store, RedisTaskStore)
         check_fleet(server, 2, environ={})
+
+
+def test_the_serving_line_gives_a_usable_url_for_a_wildcard_bind():
+    from rondo.fleet.run import RunConfig, serving_line
+
+    wild = RunConfig("app.py", host="0.0.0.0", allowed_hosts=["mcp.example.com", "mcp-svc"],
+                     workers=2)
+    assert serving_line("notes", wild, 8000) == (
+        "rondo: serving notes at http://127.0.0.1:8000/mcp (2 workers); listening on all "
+        "interfaces (0.0.0.0:8000), clients elsewhere use mcp.example.com, mcp-svc")
+    six = RunConfig("app.py", host="::", allowed_hosts=["*"], root_path="/api")
+    assert serving_line("notes", six, 9) == (
+        "rondo: serving notes at http://[::1]:9/api/mcp; listening on all interfaces "
+        "([::]:9), clients elsewhere use any host name")
+    assert serving_line("notes", RunConfig("app.py", host="10.0.0.5",
+                                           allowed_hosts=["a"]), 80) == \
+        "rondo: serving notes at http://10.0.0.5:80/mcp"

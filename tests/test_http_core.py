@@ -254,6 +254,23 @@ def test_allowed_hosts_can_be_configured_or_turned_off():
     assert run(post(message, app=open_app, host="anything.example")).status_code == 200
 
 
+def test_the_403_names_the_refused_host_or_origin_and_the_setting():
+    app = SERVER.asgi(allowed_hosts=["mcp.example.com"])
+    message = request("server/discover")
+    refused = run(post(message, app=app, host="evil.example:8000"))
+    text = refused.json()["error"]["message"]
+    assert refused.status_code == 403 and "Host 'evil.example:8000'" in text
+    assert "allowed_hosts=" in text and "--allowed-hosts" in text
+    crossed = run(post(message, {**http_headers(message), "origin": "https://x.example"}, app=app,
+                       host="mcp.example.com"))
+    assert "Origin 'https://x.example'" in crossed.json()["error"]["message"]
+    hostile = run(post(message, {**http_headers(message), "host": b"a\xe9" + b"b" * 300},  # type: ignore[dict-item]
+                       app=app))
+    text = hostile.json()["error"]["message"]
+    assert hostile.status_code == 403
+    assert len(text) < 260 and "'a?bbb" in text and "...'" in text  # bounded, printable
+
+
 # -- body, JSON, shape -----------------------------------------------------------------------------
 
 

@@ -83,31 +83,49 @@ class Front:
             else:
                 await _reply(send, 404, b"Not Found", b"text/plain; charset=utf-8")
             return
-        if not self._allowed(headers):
+        refused = self._refusal(headers)
+        if refused is not None:
             body = msgspec.json.encode({"jsonrpc": "2.0", "error": {
-                "code": INVALID_REQUEST, "message": "Forbidden: Host or Origin not allowed"}})
+                "code": INVALID_REQUEST, "message": refused}})
             await _reply(send, 403, body, b"application/json")
             return
         await self.app(scope, receive, send)
 
-    def _allowed(self, headers: dict[bytes, bytes]) -> bool:
+    def _refusal(self, headers: dict[bytes, bytes]) -> str | None:
+        """None when the request's Host and Origin are allowed, else the 403's message: what
+        was refused and the flag that allows it."""
         hosts = self.allowed_hosts
         if hosts is not None:
             host = headers.get(b"host")
-            if not host or _hostname(host.decode("latin-1")) not in hosts:
-                return False
+            if not host:
+                return "Forbidden: the request has no Host header"
+            if _hostname(host.decode("latin-1")) not in hosts:
+                return (f"Forbidden: Host {_shown(host)} is not allowed; serve it with "
+                        "rondo run --allowed-hosts NAME[,NAME...]")
         origin = headers.get(b"origin")
         if origin is None:
-            return True
+            return None
         value = origin.decode("latin-1").strip().lower().rstrip("/")
         if self.allowed_origins == "*":
-            return True
+            return None
         if self.allowed_origins is not None:
-            return value in self.allowed_origins
-        if hosts is None:
-            return True
-        scheme, sep, rest = value.partition("://")
-        return bool(sep) and scheme in ("http", "https") and _hostname(rest) in hosts
+            ok = value in self.allowed_origins
+            flag = "--allowed-origins"
+        elif hosts is None:
+            return None
+        else:
+            scheme, sep, rest = value.partition("://")
+            ok = bool(sep) and scheme in ("http", "https") and _hostname(rest) in hosts
+            flag = "--allowed-origins (or --allowed-hosts)"
+        if ok:
+            return None
+        return f"Forbidden: Origin {_shown(origin)} is not allowed; allow it with rondo run {flag}"
+
+
+def _shown(value: bytes) -> str:
+    """A header value fit to echo in a message: printable ASCII, at most 100 characters."""
+    text = "".join(c if " " <= c <= "~" else "?" for c in value.decode("latin-1")[:100])
+    return repr(text + ("..." if len(value) > 100 else ""))
 
 
 def _tagged(send: Any, header: tuple[bytes, bytes]) -> Any:

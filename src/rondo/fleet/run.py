@@ -32,7 +32,7 @@ class RunConfig:
         host: str = "127.0.0.1",
         port: int = 8000,
         workers: int = 1,
-        allowed_hosts: list[str] | None = None,  # None: loopback names only
+        allowed_hosts: list[str] | None = None,  # names besides the loopback ones
         allowed_origins: list[str] | None = None,
         root_path: str = "",
         proxy_headers: bool = False,
@@ -229,10 +229,7 @@ def serve(config: RunConfig) -> int:
         return fail(f"rondo run: cannot bind {format_host(config.host)}:{config.port}: "
                     f"{exc.strerror or exc}")
     bound_port = sock.getsockname()[1]
-    workers = f" ({config.workers} workers)" if config.workers > 1 else ""
-    print(f"rondo: serving {server.name} at "
-          f"http://{format_host(config.host)}:{bound_port}{config.root_path}/mcp{workers}",
-          file=sys.stderr, flush=True)
+    print(serving_line(server.name, config, bound_port), file=sys.stderr, flush=True)
     try:
         if config.workers > 1:
             from uvicorn.supervisors import Multiprocess
@@ -265,6 +262,21 @@ def redis_problem(url: str) -> str | None:
     finally:
         client.close()
     return None
+
+
+def serving_line(name: str, config: RunConfig, port: int) -> str:
+    """What `rondo run` prints once bound: a URL a client on this machine can use (loopback
+    is always allowed, so not 0.0.0.0), and for a wildcard bind what was bound and the names
+    clients elsewhere use."""
+    workers = f" ({config.workers} workers)" if config.workers > 1 else ""
+    shown, where = config.host, ""
+    if config.host in ("0.0.0.0", "::", ""):
+        shown = "::1" if config.host == "::" else "127.0.0.1"
+        names = [h for h in config.allowed_hosts or () if h != "*"]
+        where = (f"; listening on all interfaces ({format_host(config.host or '0.0.0.0')}:"
+                 f"{port}), clients elsewhere use " + (", ".join(names) or "any host name"))
+    return (f"rondo: serving {name} at "
+            f"http://{format_host(shown)}:{port}{config.root_path}/mcp{workers}{where}")
 
 
 def format_host(host: str) -> str:

@@ -30,7 +30,11 @@ def build(config: RunConfig) -> tuple[Any, Server]:
 
     check_fleet(server, config.workers)
     inner = HttpApp(server, allowed_hosts=None, **config.extra)
-    front = Front(inner, server, allowed_hosts=config.allowed_hosts or _loopback(),
+    # --allowed-hosts adds names to the loopback ones (a client on the machine itself is no
+    # DNS-rebinding risk); "*" turns the check off.
+    hosts = config.allowed_hosts
+    allowed = _loopback() if not hosts else hosts if "*" in hosts else [*_loopback(), *hosts]
+    front = Front(inner, server, allowed_hosts=allowed,
                   allowed_origins=config.allowed_origins, worker=worker_id())
     return front, server
 

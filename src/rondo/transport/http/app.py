@@ -86,6 +86,24 @@ def _hostname(host: str) -> str:
     return host.rsplit(":", 1)[0] if ":" in host else host
 
 
+def _host_refusal(headers: Headers, allowed: frozenset[str] | None) -> str:
+    """The 403's message: which header named what, and the setting that allows it."""
+    host = headers.get(b"host")
+    if not host:
+        return "Forbidden: the request has no Host header"
+    origin = headers.get(b"origin")
+    host_ok = allowed is None or _hostname(host[0].decode("latin-1")) in allowed
+    what = f"Origin {_shown(origin[0])}" if origin and host_ok else f"Host {_shown(host[0])}"
+    return (f"Forbidden: {what} is not allowed; add its host name to server.asgi(allowed_hosts=...) "
+            "or rondo run --allowed-hosts")
+
+
+def _shown(value: bytes) -> str:
+    """A header value fit to echo in a message: printable ASCII, at most 100 characters."""
+    text = "".join(c if " " <= c <= "~" else "?" for c in value.decode("latin-1")[:100])
+    return repr(text + ("..." if len(value) > 100 else ""))
+
+
 class HttpApp:
     """ASGI app serving one MCP endpoint.
 
@@ -258,8 +276,8 @@ class HttpApp:
             await send_error(send, None, refused[1], refused[0])
             return
         if not host_ok:
-            await send_json(send, 403, {"jsonrpc": "2.0", "error": {"code": INVALID_REQUEST,
-                                                               "message": "Forbidden: Host or Origin not allowed"}})
+            await send_json(send, 403, {"jsonrpc": "2.0", "error": {
+                "code": INVALID_REQUEST, "message": _host_refusal(headers, self.allowed_hosts)}})
             return
         if guard is not None:
             principal = guard.cached(headers)
