@@ -17,6 +17,8 @@ def test_help_explains_each_command_in_one_line(capsys: pytest.CaptureFixture[st
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
     assert "run" in lines and "serve" in lines["run"]
     assert "call" in lines and "client" in lines["call"]
+    assert "inspect" in lines and "without starting it" in lines["inspect"]
+    assert "install" in lines and "claude-desktop" in lines["install"]
     assert "--version" in out
 
 

@@ -1,6 +1,8 @@
 """`rondo run` serves a server file; `rondo call` is a terminal client (`call.py`, with the
 terminal's questions in `prompts.py` and what it prints in `show.py`); `rondo keys` checks a
-fleet's state keys. `python -m rondo.cli ...` is `rondo ...`."""
+fleet's state keys; `rondo inspect` shows what a server file offers (`inspect.py`) and
+`rondo install` puts it into an MCP host's configuration (`install.py`). `python -m rondo.cli
+...` is `rondo ...`."""
 
 from __future__ import annotations
 
@@ -23,6 +25,9 @@ usage: rondo COMMAND [ARGS]
 commands:
   run APP.py[:SERVER]   serve a server file over stdio (or --http [HOST:]PORT); `rondo run -h`
   call TARGET ...       a terminal client: list, call, read, get, answer questions; `rondo call -h`
+  inspect APP.py        what a server file offers, without starting it; `rondo inspect -h`
+  install HOST APP.py   add it to claude-desktop, claude-code, cursor, vscode, gemini or
+                        mcp-json; `rondo install -h`
   keys check|new        check a fleet's state keys, or print a new one; `rondo keys -h`
 
 options:
@@ -50,6 +55,14 @@ def main(argv: list[str] | None = None) -> int:
         from .call import main as call_main
 
         return call_main(rest)
+    if command == "inspect":
+        from .inspect import inspect_command
+
+        return inspect_command(rest)
+    if command == "install":
+        from .install import install_command
+
+        return install_command(rest)
     if command == "keys":
         from ..fleet.keycheck import keys_command
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rondo.devtools.inspect import inspect_command
+from rondo.cli.inspect import inspect_command
 
 APP = textwrap.dedent('''
     from typing import Annotated, Literal
@@ -116,7 +116,7 @@ def test_many_tools_are_read_across_pages(tmp_path: Path, capsys) -> None:
 def test_no_transport_is_started(app: Path) -> None:
     # Run as its own process with stdin closed: no stdio loop waits on it, no port opens,
     # and the lifespan hook (which would fail) never runs.
-    done = subprocess.run([sys.executable, "-c", "import sys; from rondo.devtools.inspect import "
+    done = subprocess.run([sys.executable, "-c", "import sys; from rondo.cli.inspect import "
                            "inspect_command; raise SystemExit(inspect_command(sys.argv[1:]))",
                            str(app)], capture_output=True, text=True, timeout=30,
                           stdin=subprocess.DEVNULL)
@@ -138,3 +138,18 @@ def test_the_sample_in_the_docs_is_what_inspect_prints(capsys) -> None:
     assert inspect_command([str(root / "examples" / "preferences.py")]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith(sample + "\n"), printed
+
+
+def test_the_rondo_command_runs_inspect_and_install(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent
+    shown = subprocess.run([sys.executable, "-m", "rondo", "inspect",
+                            str(root / "examples" / "preferences.py")], capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert shown.returncode == 0 and "tools (3)" in shown.stdout, shown.stderr
+    printed = subprocess.run([sys.executable, "-m", "rondo", "install", "mcp-json",
+                              str(root / "examples" / "preferences.py"), "--print"],
+                             capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                             stdin=subprocess.DEVNULL)
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout)["mcpServers"]["preferences"]["command"] == sys.executable
+    assert not list(tmp_path.iterdir())  # --print wrote nothing

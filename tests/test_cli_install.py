@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from rondo.cli.install import HOSTS, config_path, install_command
 from rondo.client import Client
-from rondo.devtools.install import HOSTS, config_path, install_command
 
 APP = textwrap.dedent('''
     import rondo
