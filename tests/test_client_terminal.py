@@ -127,6 +127,9 @@ def test_rondo_call_follows_a_task_showing_its_status_and_asking_in_it() -> None
     # (piped input is not echoed, so a status line may follow a prompt on the same line)
     shown = [line[line.index("[task "):] for line in done.stderr.splitlines() if "[task " in line]
     assert shown[0].endswith("working: deploying api to staging")
+    # The whole task id, as client.task(ID) takes it to resume the task by hand.
+    assert {line[len("[task "):line.index("]")] for line in shown} == {shown[0][6:38]}
+    assert len(shown[0][6:38]) == 32 and shown[0][38] == "]"
     assert any(line.endswith("working: pushing api") for line in shown)
     assert any(" input_required" in line for line in shown)
     assert shown[-1].split("] ")[1].startswith("completed")

@@ -154,3 +154,29 @@ def test_bad_usage_is_explained(target: str) -> None:
     assert both.returncode == 2 and "give one of TOOL, --read URI or --get PROMPT" in both.stderr
     level = rondo_call(target, "--log-level", "loud")
     assert level.returncode == 2 and "--log-level must be one of" in level.stderr
+
+
+def test_an_unknown_protocol_version_is_refused_naming_the_valid_ones(app: Path) -> None:
+    refused = rondo_call(str(app), "--protocol", "2024-01-01")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "invalid choice: '2024-01-01'" in refused.stderr
+    assert "2026-07-28" in refused.stderr and "2025-11-25" in refused.stderr
+    helped = rondo_call("--help")
+    assert helped.returncode == 0
+    assert "2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05" in " ".join(helped.stdout.split())
+
+
+def test_a_server_file_is_a_target_and_arguments_may_be_name_value_pairs(app: Path) -> None:
+    listed = rondo_call(str(app), "--list", "tools")
+    assert listed.returncode == 0, listed.stderr
+    assert "pack(" in listed.stdout
+    called = rondo_call(str(app), "pack", "items=2", "speed=slow")
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.strip() == "packed 2 (slow)"
+    named = rondo_call(f"{app}:server", "pack", '{"items": 1}')
+    assert named.stdout.strip() == "packed 1 (fast)", named.stderr
+    wrong = rondo_call(str(app), "pack", "items=two")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert "items='two': the tool wants integer" in wrong.stderr
+    prompt = rondo_call(str(app), "--get", "advert", "product=tea")
+    assert prompt.returncode == 0 and "Write an advert for tea." in prompt.stdout, prompt.stderr

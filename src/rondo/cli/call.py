@@ -8,6 +8,7 @@ a prompt, and answer what it asks.
     rondo call URL --get color_poem '{"user": "ann"}'           # get a prompt
     rondo call URL TOOL '{"user": "ann"}' --answers answers.json  # scripted answers
     rondo call URL TOOL '{...}' --json                          # any command, as JSON
+    rondo call app.py pack items=3 speed=fast                   # a server file; NAME=VALUE args
 
 Progress notifications show as a bar on stderr (a count when there is no total); server log
 messages at `--log-level` (default info; `off` to not ask for them) are printed to stderr.
@@ -41,11 +42,13 @@ from typing import Any, TextIO
 from rondo.client.errors import ClientError
 from rondo.client.handlers import ElicitRequest
 from rondo.wire.errors import McpError
+from rondo.wire.meta import LEGACY_VERSIONS, MODERN_VERSIONS
 
 from .prompts import FileAnswers, Interrupts, Prompter
 from .show import LISTS, Progress, json_text, print_lists, print_prompt, print_read
 
 Json = dict[str, Any]
+PROTOCOLS = (*MODERN_VERSIONS, *LEGACY_VERSIONS)
 
 
 
@@ -56,18 +59,23 @@ def _parser() -> argparse.ArgumentParser:
         description="A terminal MCP client: list what a server offers, call a tool, read a "
         "resource, get a prompt, answering the server's questions at the terminal.",
     )
-    parser.add_argument("target", help="server URL (http://...) or the command that starts it (stdio)")
+    parser.add_argument("target", help="server URL (http://...), a server file (app.py[:SERVER], "
+                        "run with rondo run) or the command that starts one (stdio)")
     parser.add_argument("tool", nargs="?", help="tool to call (omit to list everything)")
-    parser.add_argument("arguments", nargs="?", default=None,
-                        help="arguments as a JSON object (for the tool, or the prompt of --get)")
+    parser.add_argument("arguments", nargs="*", default=[],
+                        help="arguments: one JSON object, or NAME=VALUE pairs (VALUE read as the "
+                        "tool's schema says: text for a string, JSON for numbers, booleans, "
+                        "lists and objects)")
     parser.add_argument("--list", choices=LISTS, help="list only tools, resources, templates or prompts")
     parser.add_argument("--read", metavar="URI", help="read a resource (or a URI of a template)")
     parser.add_argument("--get", metavar="PROMPT", help="get a prompt (arguments as the JSON)")
     parser.add_argument("--answers", metavar="FILE", help="answer elicitations from this JSON file")
-    parser.add_argument("--protocol", help="pin a protocol version (default: negotiate)")
+    parser.add_argument("--protocol", choices=PROTOCOLS, metavar="VERSION",
+                        help="pin a protocol version, one of " + ", ".join(PROTOCOLS)
+                        + " (default: negotiate)")
     parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
                         help="extra HTTP header (repeatable)")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request, counted again from each progress notification (default 60)")
     parser.add_argument("--log-level", default="info", metavar="LEVEL",
                         help="server log messages to show (debug ... emergency, or off; default info)")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
@@ -100,19 +108,17 @@ def main(argv: list[str]) -> int:
     """Entry point of `rondo call` (returns the exit code)."""
     args = _parser().parse_intermixed_args(argv)
     if args.get is not None or args.read is not None:
-        if args.tool is not None and args.arguments is None and args.get is not None:
-            args.tool, args.arguments = None, args.tool  # `--get NAME '{...}'`
+        if args.tool is not None and args.get is not None:
+            args.tool, args.arguments = None, [args.tool, *args.arguments]  # `--get NAME '{...}'`
         if args.tool is not None or (args.get is not None and args.read is not None):
             print("rondo call: give one of TOOL, --read URI or --get PROMPT", file=sys.stderr)
             return 2
     try:
-        arguments = json.loads(args.arguments if args.arguments is not None else "{}")
-    except json.JSONDecodeError as exc:
-        print(f"rondo call: arguments are not JSON: {exc}", file=sys.stderr)
+        arguments, pairs = parse_arguments(args.arguments)
+    except ValueError as exc:
+        print(f"rondo call: {exc}", file=sys.stderr)
         return 2
-    if not isinstance(arguments, dict):
-        print("rondo call: arguments must be a JSON object", file=sys.stderr)
-        return 2
+    args.pairs = pairs
     from rondo.wire.meta import LOG_LEVELS
 
     if args.log_level not in (*LOG_LEVELS, "off"):
@@ -136,8 +142,11 @@ def main(argv: list[str]) -> int:
     try:
         return asyncio.run(_run(args, arguments, headers, handler, interrupts))
     except (ClientError, McpError, OSError) as exc:
-        print(f"rondo call: {exc}", file=sys.stderr)
+        print(f"rondo call: {cli_message(exc)}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # an argument the tool's schema refuses
+        print(f"rondo call: {exc}", file=sys.stderr)
+        return 2
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("\nrondo call: cancelled", file=sys.stderr)
         return 130
@@ -150,7 +159,8 @@ def task_status(out: TextIO) -> Callable[[Json], None]:
 
     def show(task: Json) -> None:
         message = task.get("statusMessage")
-        out.write(f"[task {str(task.get('taskId'))[:8]}] {task.get('status')}"
+        # The whole id: `client.task(ID)` resumes it by hand.
+        out.write(f"[task {task.get('taskId')}] {task.get('status')}"
                   + (f": {message}" if message else "") + "\n")
         out.flush()
 
@@ -160,12 +170,77 @@ def task_status(out: TextIO) -> Callable[[Json], None]:
 def _target(target: str) -> Any:
     if target.startswith(("http://", "https://")):
         return target
-    import shlex
 
     from rondo.client.transports.stdio import StdioTransport
 
     # Its own session: the terminal's Ctrl-C is ours to handle; we close the server cleanly.
-    return StdioTransport(shlex.split(target), new_session=True)
+    return StdioTransport(command_of(target), new_session=True)
+
+
+def command_of(target: str) -> list[str]:
+    """The command that starts `target`: a server file (`app.py`, `app.py:SERVER`) runs with
+    `rondo run` under this Python; anything else is a command line."""
+    import os
+    import shlex
+
+    path = target.rpartition(":")[0] if target.count(":") and not os.path.isfile(target) else target
+    if path.endswith(".py") and os.path.isfile(path) and " " not in target.strip():
+        return [sys.executable, "-m", "rondo", "run", target]
+    return shlex.split(target)
+
+
+def parse_arguments(given: list[str]) -> tuple[Json, dict[str, str]]:
+    """(arguments from a JSON object, NAME=VALUE pairs still to read by the tool's schema)."""
+    if not given:
+        return {}, {}
+    if len(given) == 1 and given[0].lstrip().startswith("{"):
+        try:
+            arguments = json.loads(given[0])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"arguments are not JSON: {exc}") from None
+        return arguments, {}  # an object: it starts with "{"
+    pairs: dict[str, str] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"arguments are one JSON object or NAME=VALUE pairs; got {item!r}")
+        pairs[name] = value
+    return {}, pairs
+
+
+def typed_arguments(pairs: dict[str, str], schema: Any) -> Json:
+    """NAME=VALUE pairs read by the input schema: a string property takes the text as it is;
+    any other type is read as JSON (`3`, `true`, `["a"]`); a property the schema does not
+    name is JSON when it parses, else text."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    props = props if isinstance(props, dict) else {}
+    out: Json = {}
+    for name, text in pairs.items():
+        found = props.get(name)
+        prop: dict[str, Any] = found if isinstance(found, dict) else {}
+        types = prop.get("type")
+        kinds = set(types) if isinstance(types, list) else {types} if types else set()
+        if "string" in kinds or (not kinds and "enum" in prop and all(isinstance(v, str) for v in prop["enum"])):
+            out[name] = text
+            continue
+        try:
+            out[name] = json.loads(text)
+        except json.JSONDecodeError:
+            if kinds and "string" not in kinds:
+                raise ValueError(f"{name}={text!r}: the tool wants {'/'.join(sorted(map(str, kinds)))} "
+                                 "(JSON, e.g. 3, true or [\"a\"])") from None
+            out[name] = text
+    return out
+
+
+def cli_message(exc: BaseException) -> str:
+    """An error as `rondo call` says it: the library's `client_id=` is the `--client-id` flag."""
+    text = str(exc)
+    if "client_id=" in text:
+        text = text.replace("pass client_id= for a pre-registered client",
+                            "pass --client-id ID for a pre-registered client (its secret in "
+                            "$RONDO_CLIENT_SECRET)").replace("client_id=", "--client-id")
+    return text
 
 
 async def _run(args: argparse.Namespace, arguments: Json, headers: Json,
@@ -187,12 +262,18 @@ async def _run(args: argparse.Namespace, arguments: Json, headers: Json,
             show.done()
             return print_read(read, args.json)
         if args.get is not None:
-            prompt = await client.get_prompt(args.get, {k: str(v) for k, v in arguments.items()},
+            given = {**arguments, **(getattr(args, "pairs", None) or {})}
+            prompt = await client.get_prompt(args.get, {k: str(v) for k, v in given.items()},
                                              on_progress=show.progress)
             show.done()
             return print_prompt(prompt, args.json)
         if args.tool is None:
             return await print_lists(client, args.list, args.json)
+        pairs = getattr(args, "pairs", None)
+        if pairs:
+            tools = {tool.name: tool for tool in await client.list_tools()}
+            known = tools.get(args.tool)
+            arguments = typed_arguments(pairs, known.input_schema if known is not None else None)
         result = await client.call_tool(args.tool, arguments, on_progress=show.progress)
         show.done()
     if args.json:
