@@ -54,9 +54,9 @@ def make_transport(target: Any, *, headers: Any, env: Any, cwd: Any, stderr: Any
 
         return MemoryTransport(target, auth=auth)  # in memory: call as this verified principal
     if auth is not None:  # auth hook: OAuth is HTTP's; stdio servers read their environment
-        raise ValueError("auth= applies to HTTP targets, or a rondo.auth.Principal to an in-memory "
-                         "server (rondo.testing.principal); stdio servers take credentials "
-                         "from their environment")
+        raise ValueError("auth= applies to HTTP targets only, or a rondo.auth.Principal to an "
+                         "in-memory server (rondo.testing.principal); stdio servers take "
+                         "credentials from their environment")
     if isinstance(target, str):
         target = shlex.split(target)
     if isinstance(target, Sequence) and not isinstance(target, str | bytes):
