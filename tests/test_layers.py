@@ -197,3 +197,87 @@ def names_of_tasks(root: Path = SRC / "rondo") -> list[str]:
 
 def test_no_module_outside_tasks_names_it() -> None:
     assert names_of_tasks() == []
+
+
+# -- no module writes another's private fields ---------------------------------------------------
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, ast.AnnAssign | ast.AugAssign):
+        return [node.target]
+    return []
+
+
+def _owned(tree: ast.AST) -> set[str]:
+    """The attributes a module's own classes hold: their `__slots__` and `self.x` assignments."""
+    owned: set[str] = set()
+    for node in ast.walk(tree):
+        for target in _targets(node):
+            if (isinstance(target, ast.Name) and target.id == "__slots__" and isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Tuple | ast.List)):
+                owned |= {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) \
+                        and part.value.id in ("self", "cls"):
+                    owned.add(part.attr)
+    return owned
+
+
+def _is_core(node: ast.expr) -> bool:
+    """`core`, `x.core`, `x._core`: the kernel, by the names every module gives it."""
+    return (isinstance(node, ast.Name) and node.id == "core") or (
+        isinstance(node, ast.Attribute) and node.attr in ("core", "_core"))
+
+
+def private_writes(root: Path = SRC / "rondo") -> list[str]:
+    """Writes to a private field (`x._f = ...`, `x._f[k] = ...`) the module's own classes do
+    not hold, and, outside `core/`, writes to the kernel's fields (`self._core.methods[k] =
+    ...`, `core.express = ...`): a module changes another's state through its methods."""
+    found: list[tuple[str, int, str]] = []
+    for path in sorted(root.rglob("*.py")):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text())
+        owned = _owned(tree)
+        for node in ast.walk(tree):
+            for target in _targets(node):
+                for part in ast.walk(target):
+                    if not isinstance(part, ast.Attribute):
+                        continue
+                    private = part.attr.startswith("_") and not part.attr.startswith("__")
+                    kernel = _layer(module) != "core" and _is_core(part.value)
+                    if (private and part.attr not in owned) or kernel:
+                        found.append((module, node.lineno, f"{module}:{node.lineno} writes {ast.unparse(part)}"))
+    return [line for *_, line in sorted(found)]
+
+
+def test_no_module_writes_another_modules_private_fields() -> None:
+    assert private_writes() == []
+
+
+def test_the_write_checker_sees_pokes(tmp_path: Path) -> None:
+    pkg = tmp_path / "rondo" / "server"
+    pkg.mkdir(parents=True)
+    (tmp_path / "rondo" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(
+        "class Server:\n"
+        "    def __init__(self, core):\n"
+        "        self._core = core\n"
+        "        self._core.methods['x'] = 1\n"
+        "        self._core.express = False\n"
+        "def run(ctx):\n"
+        "    ctx._sync = True\n"
+        "    ctx._emit += 1\n"
+    )
+    global SRC
+    saved, SRC = SRC, tmp_path
+    try:
+        found = private_writes(tmp_path / "rondo")
+    finally:
+        SRC = saved
+    assert found == ["rondo.server.a:4 writes self._core.methods",
+                     "rondo.server.a:5 writes self._core.express",
+                     "rondo.server.a:7 writes ctx._sync",
+                     "rondo.server.a:8 writes ctx._emit"]

@@ -141,7 +141,7 @@ class ResourceServer:
             # Nothing to bind state and sessions to: every such caller would share one identity.
             log.debug("rondo.auth: token refused: no sub and no client_id")
             raise InvalidToken("The access token names no subject or client")
-        principal._effective = self.expand(principal._effective)  # a frozenset of its scopes
+        principal.widen_scopes(self.expand)  # a frozenset of its scopes
         cache.put(digest, principal, float(getattr(self.verifier, "cache_ttl", 0.0)))
         return principal
 

@@ -6,7 +6,7 @@ request state to the caller.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -57,6 +57,11 @@ class Principal:
             expires_at=float(exp) if isinstance(exp, int | float) and not isinstance(exp, bool) else None,
             claims=claims,
         )
+
+    def widen_scopes(self, expand: Callable[[frozenset[str]], frozenset[str]]) -> None:
+        """What the token grants, with the resource server's scope hierarchy applied (once,
+        when the token is verified)."""
+        self._effective = expand(self._effective)
 
     def has_scopes(self, needed: frozenset[str] | set[str] | tuple[str, ...]) -> bool:
         """True if the token grants every scope in `needed` (scope hierarchy applied)."""

@@ -384,6 +384,15 @@ class Client:
             if token is not None:
                 self._extend.pop(token, None)
 
+    def follow_stream(self, subscription: Subscription) -> str:
+        """A new listen stream's request id; its notifications go to `subscription`."""
+        stream_id = f"listen-{next(self._ids)}"
+        self._subscriptions[stream_id] = subscription
+        return stream_id
+
+    def unfollow_stream(self, stream_id: str) -> None:
+        self._subscriptions.pop(stream_id, None)
+
     async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Json:
         """Any request, raw: the result dict (the envelope is added for you)."""
         return await self._rpc(method, params or {})

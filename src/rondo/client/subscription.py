@@ -28,8 +28,7 @@ class Subscription:
     async def __aenter__(self) -> Subscription:
         if self.client.era != "modern":
             raise ClientError("subscriptions/listen needs a 2026-07-28 server")
-        self.id = f"listen-{next(self.client._ids)}"
-        self.client._subscriptions[self.id] = self
+        self.id = self.client.follow_stream(self)
         self._task = asyncio.create_task(
             self.client._rpc("subscriptions/listen", {"notifications": self.wanted},
                              timeout=None, request_id=self.id)
@@ -47,7 +46,7 @@ class Subscription:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        self.client._subscriptions.pop(self.id, None)
+        self.client.unfollow_stream(self.id)
         if self._task is not None and not self._task.done():
             self._task.cancel()
             with contextlib.suppress(BaseException):  # ending the stream is the point

@@ -83,7 +83,7 @@ def answer_tool(
         if ctx is not None:
             if sig.context_param is not None:
                 kwargs[sig.context_param] = ctx
-            ctx._sync = True
+            ctx.runs_inline()
     except McpError as exc:
         return error_response(rid, exc)
     except Exception as exc:

@@ -112,7 +112,7 @@ async def run_component(ctx: Context, fn: Callable[..., Any], sig: Any, kwargs: 
             if ctx._mrtr is not None and ctx._mrtr.waiting:
                 raise _not_awaited(ctx)  # ctx.ask(...) without await: refused before asking
             return value
-        ctx._sync = True
+        ctx.runs_inline()
         if sig.threaded:
             return await _in_thread(ctx, fn, kwargs)
         return fn(**kwargs)
@@ -126,13 +126,13 @@ async def _in_thread(ctx: Context, fn: Callable[..., Any], kwargs: dict[str, Any
 
     loop = asyncio.get_running_loop()
     emit = ctx._emit
+    hop = None
     if emit is not None:
 
         def hop(note: dict[str, Any]) -> None:
             loop.call_soon_threadsafe(emit, note)
 
-        ctx._emit = hop
-    ctx._loop = loop
+    ctx.runs_inline(loop, hop)
     return await asyncio.to_thread(fn, **kwargs)
 
 

@@ -177,7 +177,7 @@ class Tracer:
         else:
             flow = {**flow, "n": int(flow.get("n", 1)) + 1}
             span.add_link(first, {FLOW_ID: flow["id"]})
-        ctx._flow = flow
+        ctx.continue_flow(flow)
         span.set_attribute(FLOW_ID, flow["id"])
         span.set_attribute(FLOW_ROUND, flow["n"])
 

@@ -83,9 +83,8 @@ class LegacyDialect:
         if sig.is_async or sig.context_param is None:
             return await run_component(ctx, fn, sig, kwargs)
         kwargs[sig.context_param] = ctx
-        ctx._sync = True
         loop = asyncio.get_running_loop()
-        ctx._loop = loop
+        ctx.runs_inline(loop)
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self.config.workers, thread_name_prefix="rondo-legacy")
         return await loop.run_in_executor(self._executor, lambda: fn(**kwargs))

@@ -86,7 +86,7 @@ def _owned(value: Any) -> dict[str, Any]:
 def book_of(ctx: Any) -> AskBook:
     book: AskBook | None = ctx._mrtr
     if book is None:
-        book = ctx._mrtr = AskBook(None, None)
+        book = ctx.keep_book(AskBook(None, None))
     return book
 
 
@@ -103,7 +103,7 @@ def answer_now(ctx: Any, requests: Mapping[str, Mapping[str, Any]]) -> tuple[dic
     question = questions.question
     book: AskBook | None = ctx._mrtr
     if book is None:
-        book = ctx._mrtr = AskBook(None, None)
+        book = ctx.keep_book(AskBook(None, None))
     responses = ctx.input_responses
     found: dict[str, Any] = {}
     missing: dict[str, Any] = {}
@@ -256,8 +256,8 @@ def load_envelope(ctx: Any, opened: Any) -> None:
         raise state_rejected()
     get = opened.get
     ctx.state = get(USER)
-    ctx._flow = get(FLOW)
-    ctx._mrtr = AskBook(get(ANSWERS), get(ASKED), sealed=True)
+    ctx.continue_flow(get(FLOW))
+    ctx.keep_book(AskBook(get(ANSWERS), get(ASKED), sealed=True))
 
 
 def pick_supported(

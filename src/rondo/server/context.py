@@ -297,5 +297,38 @@ class Context:
         launch = getattr(self._dialect, "launch", None)
         return launch is not None and launch.cancelled.is_set()
 
+    # -- for the framework: how the handler runs, where its questions and notes go --------------
+    # What the kernel, the dialects and extensions change on a context, through methods of its
+    # own module (tests/test_layers.py refuses a write to its private slots from anywhere else).
+
+    def runs_inline(self, loop: asyncio.AbstractEventLoop | None = None,
+                    emit: Emit | None = None) -> None:
+        """The handler is a plain `def`: `ctx.ask` returns (or blocks) instead of being awaited.
+        With `loop` it runs in a worker thread of that loop; `emit` then replaces the
+        notification sink (one that hops back to the loop)."""
+        self._sync = True
+        if loop is not None:
+            self._loop = loop
+        if emit is not None:
+            self._emit = emit
+
+    def redirect(self, dialect: Any, emit: Emit, progress: Any = None) -> None:
+        """An extension takes the rest of this handler over (a task): its questions go to
+        `dialect`, its notifications to `emit`, and `progress` is the token when the client
+        gave none."""
+        self._dialect = dialect
+        self._emit = emit
+        if self._progress is None:
+            self._progress = progress
+
+    def continue_flow(self, flow: Any) -> None:
+        """The MRTR flow this round belongs to (tracing only), carried in the sealed state."""
+        self._flow = flow
+
+    def keep_book(self, book: Any) -> Any:
+        """Where `ctx.ask` keeps what was asked and answered this round (`rondo.mrtr.ask`)."""
+        self._mrtr = book
+        return book
+
     def __repr__(self) -> str:
         return f"<Context {self.request_method} id={self.request_id!r} era={self.era}>"

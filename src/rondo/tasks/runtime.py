@@ -175,8 +175,7 @@ class Launch:
         await tasks.store.create(record)
         self.record = record
         tasks.running.add(self)  # the loop holds tasks weakly: keep the runner alive
-        ctx._dialect = TaskDialect(self, ctx._dialect)
-        _route_progress(self, ctx)
+        _route_progress(self, ctx, TaskDialect(self, ctx._dialect))
         self.keeper = Keeper(self)
         self.keeper.begin()
         self.started.set_result(record)
@@ -206,7 +205,7 @@ def _loop_thread(launch: Launch) -> int | None:
     return getattr(launch.loop, "_thread_id", None)
 
 
-def _route_progress(launch: Launch, ctx: Context) -> None:
+def _route_progress(launch: Launch, ctx: Context, dialect: Any) -> None:
     """After the call is answered nobody reads its stream: progress messages become the
     task's `statusMessage`, other notifications of the call are dropped (the spec keeps
     progress and log messages off task streams)."""
@@ -221,9 +220,7 @@ def _route_progress(launch: Launch, ctx: Context) -> None:
         if isinstance(message, str):
             loop.call_soon_threadsafe(_spawn, loop, launch.tasks.set_message, task_id, message)
 
-    ctx._emit = emit
-    if ctx._progress is None:
-        ctx._progress = f"task-{task_id}"
+    ctx.redirect(dialect, emit, f"task-{task_id}")
 
 
 def _spawn(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> None:
