@@ -145,6 +145,24 @@ def _refusal(status: int) -> bytes:
             % (status, body, len(body), body))
 
 
+def _block_end(tail: bytes, data: bytes) -> int:
+    """Where in `data` the header block ends (just past its blank line), or -1: `tail` is the
+    block's last bytes before `data` (at most 3), so a blank line split across reads is found."""
+    if tail:
+        joined = tail + data[:3]
+        at = joined.find(b"\r\n\r\n")
+        if at >= 0:
+            return at + 4 - len(tail)
+    at = data.find(b"\r\n\r\n")
+    return at + 4 if at >= 0 else -1
+
+
+def _parsed_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+    """A lower bound of a parsed header block's size: its target, names and values (the parser
+    drops the method, version and optional whitespace)."""
+    return len(url) + sum(len(name) + len(value) + 4 for name, value in headers)
+
+
 def guarded_protocol(http: str, limits: HttpLimits) -> type:
     """A subclass of uvicorn's `http` protocol class that enforces `limits`."""
     if http == "httptools":
@@ -169,6 +187,8 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
         _timer_at = 0.0
         _deadline = 0.0
         _header_bytes = 0
+        _tail = b""  # the last bytes of the header block so far: its blank line may straddle reads
+        _measured = False  # the block the parser completes next was counted to its end already
         _seen: Any = None
         _reading_headers = False
         _idle = False  # answered, waiting for the next request: the deadline is keep-alive's
@@ -193,8 +213,17 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
             if not self._reading_headers and (cycle is None or cycle.response_complete):
                 self._start_headers()  # the first byte of the next request on this connection
             if self._reading_headers:
-                self._header_bytes += len(data)
-                if self._header_bytes > limits.max_header_bytes and b"\r\n\r\n" not in data:
+                # Exact: the block ends at its blank line, which may arrive in this read, even
+                # split across the last one (so a block whose end comes in the last read is
+                # counted to its end, not let through whole; 126 KiB passed a 64 KiB limit).
+                end = _block_end(self._tail, data)
+                if end < 0:
+                    self._header_bytes += len(data)
+                    self._tail = (self._tail + data)[-3:] if len(data) < 3 else data[-3:]
+                else:
+                    self._header_bytes += end
+                    self._measured = True
+                if self._header_bytes > limits.max_header_bytes:
                     self._refuse(431)  # before the parser buffers any more of it
                     return
             super().data_received(data)
@@ -248,12 +277,18 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
         else:
             data_received = _received
 
-        # httptools: refuse too many headers before uvicorn starts the app for them (their
-        # bytes are bounded already, by the check in data_received).
+        # httptools: refuse too many headers before uvicorn starts the app for them. Their bytes
+        # are counted exactly in data_received for the block that read ends; a block parsed
+        # from the same read after it (pipelined) is measured here, by what the parser kept.
         def on_headers_complete(self) -> None:
             if len(self.headers) > limits.max_headers:
                 self._refuse(431)
                 raise ValueError("too many headers")  # stops the parser; answered already
+            if self._measured:
+                self._measured = False
+            elif _parsed_size(self.url, self.headers) > limits.max_header_bytes:
+                self._refuse(431)
+                raise ValueError("header block too large")
             super().on_headers_complete()
 
         if http == "httptools":
@@ -283,6 +318,8 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
             self._idle = False
             self._reading_headers = True
             self._header_bytes = 0
+            self._tail = b""
+            self._measured = False
             self._arm(limits.header_timeout)
 
         def _arm(self, seconds: float) -> None:
