@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rondo.transport.limits import HttpLimits, _block_end
+from rondo.transport.serve.limits import HttpLimits, _block_end
 from test_coalesce import Recorder, make_app, protocol_for, until
 
 LIMIT = 8192
