@@ -25,6 +25,7 @@ usage: rondo COMMAND [ARGS]
 commands:
   run APP.py[:SERVER]   serve a server file over stdio (or --http [HOST:]PORT); `rondo run -h`
   call TARGET ...       a terminal client: list, call, read, get, answer questions; `rondo call -h`
+  dev APP.py            a local page to try it: forms for tools and for its questions; `rondo dev -h`
   inspect APP.py        what a server file offers, without starting it; `rondo inspect -h`
   install HOST APP.py   add it to claude-desktop, claude-code, cursor, vscode, gemini or
                         mcp-json; `rondo install -h`
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         from .call import main as call_main
 
         return call_main(rest)
+    if command == "dev":
+        from .dev import dev_command
+
+        return dev_command(rest)
     if command == "inspect":
         from .inspect import inspect_command
 

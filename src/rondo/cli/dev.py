@@ -1,0 +1,261 @@
+"""`rondo dev APP.py[:SERVER]`: a local page to try a server, answering its questions in forms.
+
+One process: the server file is loaded, a `rondo.Client` talks to it in memory, and a small
+ASGI app on loopback serves the page (`dev_page.py`, no build step, no CDN) and the endpoint
+the page drives (`POST /api/OP`). The endpoint holds the client; so that no other site in the
+browser can drive it, every API request must
+
+- name a loopback Host (DNS rebinding: another site's name resolving to 127.0.0.1 is refused),
+- come from the page's own origin when it carries an `Origin` (a cross-site fetch is refused,
+  and its custom header would need a preflight this app never answers),
+- carry the per-run secret in `X-Rondo-Dev-Secret` (the page reads it from the URL's fragment,
+  which browsers never send to a server or put in a Referer).
+
+What the server asks while a call runs (form or URL elicitation) is parked until the page
+answers it: the page polls `pending` and posts `answer`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hmac
+import itertools
+import json
+import secrets
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+Json = dict[str, Any]
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+SECRET_HEADER = b"x-rondo-dev-secret"
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+MAX_BODY = 1 << 20
+CSP = (b"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+       b"connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; "
+       b"frame-ancestors 'none'")
+
+
+class Bridge:
+    """The client the page drives, and the questions waiting for the page's answers."""
+
+    def __init__(self, target: Any) -> None:
+        from ..client.session import Client
+
+        self.client = Client(target, name="rondo-dev", on_elicit=self._elicit,
+                             elicit_modes=("form", "url"), timeout=None)
+        self.pending: dict[str, tuple[Json, asyncio.Future[Json]]] = {}
+        self._ids = itertools.count(1)
+
+    async def __aenter__(self) -> Bridge:
+        await self.client.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        for _, future in self.pending.values():
+            future.cancel()
+        await self.client.__aexit__(*exc)
+
+    async def _elicit(self, request: Any) -> Json:
+        ask_id = f"q{next(self._ids)}"
+        shown: Json = {"id": ask_id, "kind": "elicit", "mode": request.mode,
+                       "message": request.message}
+        if request.mode == "url":
+            shown["url"] = request.url
+        else:
+            shown["schema"] = request.requested_schema or {"type": "object", "properties": {}}
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+        self.pending[ask_id] = (shown, future)
+        try:
+            return await future
+        finally:
+            self.pending.pop(ask_id, None)
+
+    async def op(self, name: str, body: Json) -> Json:
+        """One API operation; what the page gets back as JSON."""
+        client = self.client
+        if name == "offer":
+            return {"server": client.server_info, "tools": [_plain(t) for t in await client.list_tools()],
+                    "resources": [_plain(r) for r in await _maybe(client.list_resources)],
+                    "templates": [_plain(t) for t in await _maybe(client.list_resource_templates)],
+                    "prompts": [_plain(p) for p in await _maybe(client.list_prompts)]}
+        if name == "call":
+            tool, arguments = body.get("name"), body.get("arguments") or {}
+            if not isinstance(tool, str) or not isinstance(arguments, dict):
+                raise ValueError("call needs a tool name and an arguments object")
+            return _result(await client.call_tool(tool, arguments))
+        if name == "read":
+            uri = body.get("uri")
+            if not isinstance(uri, str):
+                raise ValueError("read needs a uri")
+            return _result(await client.read_resource(uri))
+        if name == "prompt":
+            prompt, arguments = body.get("name"), body.get("arguments") or {}
+            if not isinstance(prompt, str) or not isinstance(arguments, dict):
+                raise ValueError("prompt needs a name and an arguments object")
+            return _result(await client.get_prompt(prompt, {k: str(v) for k, v in arguments.items()}))
+        if name == "pending":
+            return {"questions": [shown for shown, _ in self.pending.values()]}
+        if name == "answer":
+            ask_id, response = body.get("id"), body.get("response")
+            waiting = self.pending.get(ask_id) if isinstance(ask_id, str) else None
+            if waiting is None or not isinstance(response, dict):
+                raise ValueError("answer needs the id of a pending question and a response object")
+            if not waiting[1].done():
+                waiting[1].set_result(response)
+            return {"ok": True}
+        raise LookupError(name)
+
+
+async def _maybe(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
+    from ..wire.errors import McpError
+
+    try:
+        return await listing()
+    except McpError:
+        return []  # a capability the server does not have
+
+
+def _plain(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value)
+
+
+def _result(value: Any) -> Json:
+    plain: Json = _plain(value)
+    return plain
+
+
+class DevApp:
+    """The page and its endpoint (ASGI), in front of a `Bridge`."""
+
+    def __init__(self, bridge: Bridge, secret: str) -> None:
+        self.bridge = bridge
+        self.secret = secret.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = {k.lower(): v for k, v in scope["headers"]}
+        host = headers.get(b"host", b"").decode("latin-1")
+        if _hostname(host) not in LOOPBACK:
+            await _reply(send, 403, {"error": "this page answers on loopback names only"})
+            return
+        method, path = scope["method"], scope["path"]
+        if method == "GET" and path == "/":
+            from .dev_page import PAGE
+
+            await _send(send, 200, PAGE.encode(), b"text/html; charset=utf-8",
+                        [(b"content-security-policy", CSP), (b"referrer-policy", b"no-referrer"),
+                         (b"x-frame-options", b"DENY")])
+            return
+        if method != "POST" or not path.startswith("/api/"):
+            await _reply(send, 404, {"error": "not found"})
+            return
+        origin = headers.get(b"origin")
+        if origin is not None and origin.decode("latin-1") != f"http://{host}":
+            await _reply(send, 403, {"error": "requests from another origin are refused"})
+            return
+        given = headers.get(SECRET_HEADER, b"")
+        if not hmac.compare_digest(given, self.secret):
+            await _reply(send, 403, {"error": "the per-run secret is missing or wrong"})
+            return
+        body = await _body(receive)
+        if body is None:
+            await _reply(send, 413, {"error": "request body too large"})
+            return
+        try:
+            data = json.loads(body or b"{}")
+            if not isinstance(data, dict):
+                raise ValueError("the body must be a JSON object")
+            answer = await self.bridge.op(path[len("/api/"):], data)
+        except LookupError:
+            await _reply(send, 404, {"error": f"no operation {path[len('/api/'):]!r}"})
+            return
+        except (ValueError, json.JSONDecodeError) as exc:
+            await _reply(send, 400, {"error": str(exc)})
+            return
+        except Exception as exc:  # what the server or the client said: shown on the page
+            await _reply(send, 200, {"failed": f"{type(exc).__name__}: {exc}"})
+            return
+        await _reply(send, 200, answer)
+
+
+def _hostname(host: str) -> str:
+    if host.startswith("["):
+        return host[: host.find("]") + 1]
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+async def _body(receive: Receive) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _reply(send: Send, status: int, body: Any) -> None:
+    await _send(send, status, json.dumps(body).encode(), b"application/json", [])
+
+
+async def _send(send: Send, status: int, body: bytes, kind: bytes,
+                extra: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode()),
+                            (b"cache-control", b"no-store"), *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def dev_command(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="rondo dev",
+        description="A local page to try a server file: its tools as forms, results, and the "
+                    "server's questions answered in the page. Loopback only, with a per-run secret.")
+    parser.add_argument("app", metavar="APP.py[:SERVER]", help="the server file (and its name)")
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--no-browser", action="store_true", help="only print the page's URL")
+    args = parser.parse_args(argv)
+    from ..fleet.loader import load_server
+
+    try:
+        server = load_server(args.app)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(server, args.port, not args.no_browser))
+    return 0
+
+
+async def _serve(server: Any, port: int, browser: bool) -> None:
+    import socket
+
+    import uvicorn
+
+    secret = secrets.token_urlsafe(24)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", port))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/#secret={secret}"
+    async with server.started(), Bridge(server) as bridge:
+        config = uvicorn.Config(DevApp(bridge, secret), log_level="warning", lifespan="off")
+        print(f"rondo dev: {server.name} at {url}", file=sys.stderr, flush=True)
+        if browser:
+            import webbrowser
+
+            webbrowser.open(url)
+        await uvicorn.Server(config).serve(sockets=[sock])

@@ -1,0 +1,177 @@
+"""The page `rondo dev` serves: one HTML file with its script and style inline (no build step,
+no CDN, nothing fetched but the endpoint's own API)."""
+
+PAGE = r"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>rondo dev</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:0;background:#f6f6f4;color:#222}
+header{background:#223;color:#fff;padding:10px 16px}header b{font-size:16px}
+main{display:grid;grid-template-columns:1fr 380px;gap:16px;padding:16px}
+section.card{background:#fff;border:1px solid #ddd;border-radius:6px;padding:10px 12px;margin-bottom:12px}
+h2{font-size:15px;margin:18px 0 8px}h3{margin:0 0 4px;font-size:14px}
+.desc{color:#555;margin:0 0 6px}.field{margin:6px 0}.field label{display:block;font-weight:600}
+.hint{color:#777;font-weight:400}.err{color:#b00020;font-size:12px;min-height:0}
+input[type=text],input[type=number],textarea,select{width:100%;box-sizing:border-box;padding:4px}
+button{margin:6px 6px 0 0;padding:4px 10px;cursor:pointer}
+pre{background:#f1f1ee;padding:6px;white-space:pre-wrap;word-break:break-word;margin:4px 0}
+.error pre{background:#fde8ea;color:#900}#asks section{border-color:#c90;background:#fffbe6}
+#timeline li{margin:2px 0;font-size:12px}.banner{padding:8px 16px;background:#fde8ea;display:none}
+</style></head><body>
+<header><b id="title">rondo dev</b> <span id="subtitle"></span></header>
+<div class="banner" id="banner" data-testid="banner"></div>
+<main><div id="offer"></div>
+<aside><h2>Questions from the server</h2><div id="asks" data-testid="asks"><p class="desc">None waiting.</p></div>
+<h2>Timeline</h2><ol id="timeline" data-testid="timeline"></ol></aside></main>
+<script>
+"use strict";
+const secret = new URLSearchParams(location.hash.slice(1)).get("secret") || "";
+history.replaceState(null, "", location.pathname);  // the secret leaves the address bar
+const $ = (tag, attrs = {}, ...kids) => { const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) { if (k === "text") el.textContent = v; else el.setAttribute(k, v); }
+  for (const kid of kids) if (kid) el.append(kid); return el; };
+let inflight = 0;
+function note(text) { document.getElementById("timeline").append($("li", {text: new Date().toLocaleTimeString() + " " + text})); }
+async function api(op, body = {}) {
+  const r = await fetch("/api/" + op, {method: "POST", headers: {"content-type": "application/json", "x-rondo-dev-secret": secret}, body: JSON.stringify(body)});
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.error || ("HTTP " + r.status));
+  if (data.failed) throw new Error(data.failed);
+  return data;
+}
+// -- forms from JSON Schema --------------------------------------------------------------------
+function fieldFor(name, prop, required) {
+  const kind = Array.isArray(prop.type) ? prop.type.find(t => t !== "null") : prop.type;
+  const hint = [kind || "any", prop.minimum !== undefined ? ">=" + prop.minimum : "", prop.maximum !== undefined ? "<=" + prop.maximum : ""].filter(Boolean).join(" ");
+  const label = $("label", {}, name + (required ? " *" : "") + " ", $("span", {class: "hint", text: hint}));
+  let input;
+  const id = "f-" + name;
+  if (prop.enum || prop.oneOf) {
+    const options = prop.enum ? prop.enum.map(v => [v, String(v)]) : prop.oneOf.map(o => [o.const, o.title || String(o.const)]);
+    input = $("select", {"data-field": name, id});
+    if (!required) input.append($("option", {value: "", text: "(none)"}));
+    for (const [value, text] of options) input.append($("option", {value: JSON.stringify(value), text}));
+    if (prop.default !== undefined) input.value = JSON.stringify(prop.default);
+  } else if (kind === "boolean") {
+    input = $("input", {type: "checkbox", "data-field": name, id});
+    input.checked = prop.default === true;
+  } else if (kind === "integer" || kind === "number") {
+    input = $("input", {type: "number", "data-field": name, id, step: kind === "integer" ? "1" : "any"});
+    if (prop.minimum !== undefined) input.min = prop.minimum;
+    if (prop.maximum !== undefined) input.max = prop.maximum;
+    if (prop.default !== undefined) input.value = prop.default;
+  } else if (kind === "array" || kind === "object" || kind === undefined) {
+    input = $("textarea", {rows: 2, "data-field": name, id, placeholder: kind === "array" ? '["a", "b"]' : '{"key": "value"}'});
+    if (prop.default !== undefined) input.value = JSON.stringify(prop.default);
+  } else {
+    input = $("input", {type: "text", "data-field": name, id});
+    if (prop.default !== undefined) input.value = prop.default;
+  }
+  const box = $("div", {class: "field"}, label, input, prop.description ? $("div", {class: "desc", text: prop.description}) : null, $("div", {class: "err", "data-error": name}));
+  box.read = () => {
+    const err = box.querySelector(".err"); err.textContent = "";
+    let value;
+    if (input.tagName === "SELECT") { if (input.value === "") value = undefined; else value = JSON.parse(input.value); }
+    else if (input.type === "checkbox") value = input.checked;
+    else if (input.value.trim() === "") value = undefined;
+    else if (input.type === "number") { value = Number(input.value);
+      if (kind === "integer" && !Number.isInteger(value)) throw fail(err, "a whole number");
+      if (prop.minimum !== undefined && value < prop.minimum) throw fail(err, "at least " + prop.minimum);
+      if (prop.maximum !== undefined && value > prop.maximum) throw fail(err, "at most " + prop.maximum); }
+    else if (input.tagName === "TEXTAREA") { try { value = JSON.parse(input.value); } catch (e) { throw fail(err, "JSON, e.g. " + input.placeholder); } }
+    else value = input.value;
+    if (value === undefined && required) throw fail(err, "required");
+    return value;
+  };
+  return box;
+}
+function fail(err, text) { err.textContent = "Needs " + text + "."; return new Error("invalid"); }
+function formFor(schema) {
+  const form = $("div", {class: "form"}); const fields = [];
+  const props = (schema && schema.properties) || {}; const required = new Set((schema && schema.required) || []);
+  for (const [name, prop] of Object.entries(props)) { const f = fieldFor(name, prop || {}, required.has(name)); fields.push([name, f]); form.append(f); }
+  form.read = () => { const out = {}; let bad = false;
+    for (const [name, f] of fields) { try { const v = f.read(); if (v !== undefined) out[name] = v; } catch (e) { bad = true; } }
+    if (bad) throw new Error("invalid"); return out; };
+  return form;
+}
+// -- results ------------------------------------------------------------------------------------
+function showResult(box, result) {
+  box.replaceChildren(); box.className = result.isError ? "result error" : "result";
+  for (const block of result.content || result.contents || result.messages || []) {
+    if (block.type === "image") box.append($("img", {src: "data:" + block.mimeType + ";base64," + block.data, alt: "image"}));
+    else if (block.type === "text" || block.text !== undefined) box.append($("pre", {"data-testid": "text", text: block.text}));
+    else if (block.role) box.append($("pre", {"data-testid": "text", text: block.role + ": " + (block.content && block.content.text || JSON.stringify(block.content))}));
+    else box.append($("pre", {text: JSON.stringify(block, null, 2)}));
+  }
+  if (result.structuredContent !== undefined && result.structuredContent !== null)
+    box.append($("pre", {"data-testid": "structured", text: JSON.stringify(result.structuredContent, null, 2)}));
+}
+async function run(box, label, op, body) {
+  inflight++; note(label + " sent");
+  box.replaceChildren($("pre", {text: "waiting..."}));
+  try { const result = await api(op, body); showResult(box, result); note(label + (result.isError ? " failed" : " done")); }
+  catch (e) { box.className = "result error"; box.replaceChildren($("pre", {text: String(e.message)})); note(label + " failed"); }
+  finally { inflight--; }
+}
+function card(kind, name, description, schema, op, bodyOf) {
+  const form = formFor(schema); const out = $("div", {class: "result"});
+  const button = $("button", {"data-testid": kind + "-" + name, text: {tool: "Call", resource: "Read", template: "Read", prompt: "Get"}[kind]});
+  button.onclick = () => { let values; try { values = form.read(); } catch (e) { return; } run(out, kind + " " + name, op, bodyOf(values)); };
+  return $("section", {class: "card", "data-card": kind + ":" + name}, $("h3", {text: name}), description ? $("p", {class: "desc", text: description}) : null, form, button, out);
+}
+// -- the server's questions -----------------------------------------------------------------------
+const shown = new Map();
+async function poll() {
+  try {
+    const {questions} = await api("pending");
+    const asks = document.getElementById("asks");
+    const ids = new Set(questions.map(q => q.id));
+    for (const [id, el] of shown) if (!ids.has(id)) { el.remove(); shown.delete(id); }
+    for (const q of questions) if (!shown.has(q.id)) { const el = askCard(q); shown.set(q.id, el); asks.append(el); note("asked: " + q.message); }
+    const empty = asks.querySelector("p.desc"); if (empty) empty.style.display = questions.length ? "none" : "";
+  } catch (e) { banner(e.message); }
+  setTimeout(poll, 250);
+}
+function askCard(q) {
+  const answer = async (response) => { el.remove(); shown.delete(q.id); note("answered: " + response.action); await api("answer", {id: q.id, response}); };
+  const el = $("section", {class: "card", "data-ask": q.id}, $("h3", {text: q.mode === "url" ? "Consent" : "Form"}), $("p", {"data-testid": "ask-message", text: q.message}));
+  if (q.mode === "url") {
+    const link = new URL(q.url);
+    el.append($("p", {}, "Opens ", $("b", {text: link.host}), ": ", $("code", {"data-testid": "ask-url", text: q.url})));
+    const open = $("button", {"data-testid": "ask-accept", text: "Open and continue"});
+    open.onclick = () => { window.open(q.url, "_blank", "noopener"); answer({action: "accept"}); };
+    el.append(open);
+  } else {
+    const form = formFor(q.schema); el.append(form);
+    const ok = $("button", {"data-testid": "ask-accept", text: "Accept"});
+    ok.onclick = () => { let content; try { content = form.read(); } catch (e) { return; } answer({action: "accept", content}); };
+    el.append(ok);
+  }
+  const decline = $("button", {"data-testid": "ask-decline", text: "Decline"}); decline.onclick = () => answer({action: "decline"});
+  const cancel = $("button", {"data-testid": "ask-cancel", text: "Cancel"}); cancel.onclick = () => answer({action: "cancel"});
+  el.append(decline, cancel);
+  return el;
+}
+function banner(text) { const b = document.getElementById("banner"); b.textContent = text; b.style.display = text ? "block" : "none"; }
+async function start() {
+  if (!secret) { banner("Open the exact URL rondo dev printed: it carries this run's secret."); return; }
+  const offer = await api("offer");
+  const info = offer.server || {};
+  document.getElementById("title").textContent = info.name || "server";
+  document.getElementById("subtitle").textContent = info.version || "";
+  const root = document.getElementById("offer");
+  const section = (title, items) => { root.append($("h2", {text: title + " (" + items.length + ")"})); items.forEach(i => root.append(i)); };
+  section("Tools", offer.tools.map(t => card("tool", t.name, t.description, t.inputSchema, "call", v => ({name: t.name, arguments: v}))));
+  section("Resources", offer.resources.map(r => card("resource", r.uri, r.description, {}, "read", () => ({uri: r.uri}))));
+  section("Templates", offer.templates.map(t => { const vars = [...t.uriTemplate.matchAll(/\{[+#]?([^}]+)\}/g)].map(m => m[1]);
+    const schema = {type: "object", properties: Object.fromEntries(vars.map(v => [v, {type: "string"}])), required: vars};
+    return card("template", t.uriTemplate, t.description, schema, "read", v => ({uri: t.uriTemplate.replace(/\{[+#]?([^}]+)\}/g, (_, k) => encodeURIComponent(v[k] || ""))})); }));
+  section("Prompts", offer.prompts.map(p => { const args = p.arguments || [];
+    const schema = {type: "object", properties: Object.fromEntries(args.map(a => [a.name, {type: "string", description: a.description}])), required: args.filter(a => a.required).map(a => a.name)};
+    return card("prompt", p.name, p.description, schema, "prompt", v => ({name: p.name, arguments: v})); }));
+  document.body.dataset.ready = "yes";
+  poll();
+}
+start().catch(e => banner(e.message));
+</script></body></html>
+"""
