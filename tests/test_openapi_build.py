@@ -367,3 +367,47 @@ def test_three_thousand_operations_with_one_name_are_all_named_in_order():
     server, _ = build(doc(paths))
     assert list(server.tools)[:3] == ["same", "same_2", "same_3"]
     assert len(server.tools) == 3000 and "same_3000" in server.tools
+
+
+# -- property: any document of the right outline builds, or is refused with OpenAPIError --------
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+        ["type", "$ref", "in", "name", "schema", "parameters", "requestBody", "content",
+         "application/json", "properties", "items", "required", "responses", "200", "nullable",
+         "allOf", "style", "explode", "operationId", "get", "post", "x"]), inner, max_size=4),
+    max_leaves=12)
+_refs = st.sampled_from(["#/components/schemas/A", "#/x", "#", "#/paths", "http://e/x",
+                         "#/components/schemas/A/properties/b"]).map(lambda r: {"$ref": r})
+_param = st.fixed_dictionaries({}, optional={
+    "name": st.text(max_size=3) | st.integers(),
+    "in": st.sampled_from(["path", "query", "header", "cookie", "body", 1]),
+    "schema": _json | _refs, "style": st.sampled_from(["form", "simple", "deepObject", 3]),
+    "explode": _json, "required": _json, "content": _json, "$ref": st.text(max_size=3)})
+_op = st.fixed_dictionaries({}, optional={
+    "operationId": st.text(max_size=6) | st.integers(),
+    "parameters": st.lists(_param, max_size=3) | _json,
+    "requestBody": _json | st.fixed_dictionaries({"content": st.dictionaries(
+        st.sampled_from(["application/json", "multipart/form-data", "text/plain", "x/y"]),
+        st.fixed_dictionaries({}, optional={"schema": _json | _refs}), max_size=2)}),
+    "responses": _json, "tags": _json, "summary": _json, "description": _json})
+_documents = st.fixed_dictionaries({"openapi": st.just("3.0.3"), "paths": st.dictionaries(
+    st.sampled_from(["/a", "/b/{id}", "/{x}/{y}", "/c{", "/d}"]),
+    st.fixed_dictionaries({}, optional={"get": _op, "post": _op | _json, "parameters": _json})
+    | _json, max_size=3)}, optional={
+    "components": st.fixed_dictionaries({}, optional={"schemas": st.dictionaries(
+        st.sampled_from(["A", "B"]), _json | _refs, max_size=2)}) | _json,
+    "servers": _json})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_documents)
+def test_malformed_documents_never_crash_the_build(document):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            from_openapi(document, CLIENT)
+        except OpenAPIError:
+            return
+    assert all(w.category is OperationSkipped for w in caught)

@@ -126,3 +126,41 @@ def test_the_url_cannot_leave_the_base():
         prepare(op, {"id": ".."}, BASE)
     assert str(prepare(op, {"id": "@evil.example"}, BASE).url) == \
         "https://api.example/v1/%40evil.example"
+
+
+# -- property: any arguments to any operation of a real app give a request or a ValueError ------
+
+_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+                       | st.text(max_size=6),
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=6)
+
+
+def _operations():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from openapi_app import make_app
+    from rondo.openapi import from_fastapi
+
+    seen = []
+    from_fastapi(make_app(), customize=lambda op: seen.append(op) or op)
+    return seen
+
+
+OPERATIONS = _operations()
+
+
+@given(st.sampled_from(OPERATIONS), st.dictionaries(
+    st.sampled_from(["item_id", "tag", "ids", "limit", "x-trace", "name", "price", "tags",
+                     "username", "remember", "note", "file", "session", "to", "size", "other"]),
+    _values, max_size=5))
+def test_any_arguments_make_a_request_under_the_base_or_a_value_error(op, arguments):
+    try:
+        prepared = prepare(op, arguments, BASE)
+    except ValueError:
+        return
+    assert str(prepared.url).startswith("https://api.example/v1/")
+    assert all("\n" not in v and "\r" not in v for v in prepared.headers.values())
+    assert len(prepared.digest()) == 64

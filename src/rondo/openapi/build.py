@@ -80,7 +80,8 @@ def from_openapi(
             if not isinstance(op_doc, dict):
                 continue
             upper = method.upper()
-            tags = [t for t in op_doc.get("tags", ()) if isinstance(t, str)]
+            raw_tags = op_doc.get("tags")
+            tags = [t for t in raw_tags if isinstance(t, str)] if isinstance(raw_tags, list) else []
             route = choose(routes, upper, path, tags)
             if route.kind == "exclude":
                 continue
@@ -89,6 +90,12 @@ def from_openapi(
                           default_name(op_doc.get("operationId"), method, path))
             except Unsupported as exc:
                 warnings.warn(f"{upper} {path} skipped: {exc}", OperationSkipped, stacklevel=2)
+                continue
+            except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+                # A shape the document's schema forbids (a list where an object belongs...):
+                # this operation is malformed, the rest of the document may be fine.
+                warnings.warn(f"{upper} {path} skipped: malformed ({type(exc).__name__}: "
+                              f"{str(exc)[:200]})", OperationSkipped, stacklevel=2)
                 continue
             op.kind = route.kind
             op.confirm = upper in UNSAFE_METHODS if route.confirm is None else route.confirm

@@ -80,7 +80,8 @@ def read(doc: dict[str, Any], tr: Translator, path: str, method: str, item: dict
          op: dict[str, Any], name: str) -> Operation:
     """The Operation for `method path`; `Unsupported` names what cannot be served."""
     summary, description = describe(op)
-    tags = tuple(t for t in op.get("tags", ()) if isinstance(t, str))
+    raw_tags = op.get("tags")
+    tags = tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
     result = Operation(method.upper(), path, op.get("operationId"), name, summary, description,
                        tags, deprecated=bool(op.get("deprecated")))
     props: dict[str, Any] = {}
@@ -97,7 +98,10 @@ def read(doc: dict[str, Any], tr: Translator, path: str, method: str, item: dict
         return arg
 
     merged: dict[tuple[str, str], dict[str, Any]] = {}
-    for raw in [*item.get("parameters", ()), *op.get("parameters", ())]:
+    shared, own = item.get("parameters") or [], op.get("parameters") or []
+    if not isinstance(shared, list) or not isinstance(own, list):
+        raise Unsupported("'parameters' must be a list")
+    for raw in [*shared, *own]:
         param = deref(doc, raw)
         if not isinstance(param, dict) or not isinstance(param.get("name"), str):
             raise Unsupported("a parameter without a name")
