@@ -108,8 +108,13 @@ def test_an_event_on_one_worker_reaches_a_stream_on_another_and_a_webhook_once(w
             assert streamed() == jobs  # in order, each once, none of the other queue
             await until(lambda: len({d["body"]["eventId"] for d in receiver.deliveries}) == len(jobs),
                         "every webhook delivery")
+            async with httpx.AsyncClient(timeout=20) as client:  # a last event, to flush
+                await call(client, w1, "tools/call", {"name": "finish", "arguments": {
+                    "job": "last", "queue": "builds"}}, rid=60)
+            await until(lambda: any(d["body"]["data"]["job"] == "last" for d in receiver.deliveries),
+                        "the last delivery")
             delivered = [d["body"]["data"]["job"] for d in receiver.deliveries]
-            assert sorted(delivered) == sorted(jobs)  # each event once: no worker repeated one
+            assert sorted(delivered) == sorted([*jobs, "last"])  # each once: none repeated
             assert all(d["verified"] for d in receiver.deliveries)
             assert {d["headers"]["x-mcp-subscription-id"] for d in receiver.deliveries} == {made["id"]}
         finally:
