@@ -104,6 +104,19 @@ setup_openapi_peers() {
   fi
 }
 
+setup_browser_peer() {
+  # The pinned playwright-core that drives Debian's Chromium through `rondo dev`'s page
+  # (tests/test_cli_dev_browser.py); it downloads no browser of its own.
+  local dir=tests/peers/browser want stamp
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "installing the pinned playwright-core into $dir/node_modules"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$stamp"
+  fi
+}
+
 # Debian packages the integration tier starts on loopback ports (tests/fleet_parts.py,
 # tests/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
 # quiet because an install failed. Only `--python` (the fast tier) skips them.
@@ -137,6 +150,8 @@ setup_redis() { apt_install redis-server --version redis-server; }
 setup_nginx() { apt_install nginx -v nginx-light nginx; }
 # The `rondo call` sign-in test drives a real terminal.
 setup_tmux() { apt_install tmux -V tmux; }
+# `rondo dev`'s browser test: Debian's Chromium, headless.
+setup_chromium() { apt_install chromium --version chromium; }
 
 setup_venv
 if (( ! python_only )); then
@@ -148,4 +163,6 @@ if (( ! python_only )); then
   setup_redis
   setup_nginx
   setup_tmux
+  setup_chromium
+  setup_browser_peer
 fi

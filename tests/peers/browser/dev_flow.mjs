@@ -1,0 +1,93 @@
+// Drives `rondo dev examples/preferences.py` in headless Chromium by clicking and typing only:
+// a form question, two rounds, a URL consent then a state-only round, a template read and a
+// prompt. Prints one JSON line of what the page showed; screenshots go to argv[3].
+// usage: node dev_flow.mjs URL SCREENSHOT_DIR CHROMIUM
+import { chromium } from "playwright-core";
+
+const [url, shots, executablePath] = process.argv.slice(2);
+const browser = await chromium.launch({
+  executablePath,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+const seen = {};
+try {
+  const page = await browser.newPage();
+  page.setDefaultTimeout(15000);
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready=yes]");
+  seen.addressBar = page.url();
+  const card = (name) => page.locator(`[data-card="${name}"]`);
+  const ask = () => page.locator("#asks section").first();
+  const resultOf = async (name) => {
+    const text = card(name).locator(".result pre").first();
+    await page.waitForFunction((n) => {
+      const pre = document.querySelector(`[data-card="${n}"] .result pre`);
+      return pre && pre.textContent !== "waiting...";
+    }, name);
+    return text.textContent();
+  };
+
+  // 1. A form question: the tool's form, then the server's.
+  await card("tool:favorite_color").locator("[data-field=user]").fill("ann");
+  await page.click("[data-testid='tool-favorite_color']");
+  await ask().waitFor();
+  seen.firstQuestion = await ask().locator("[data-testid=ask-message]").textContent();
+  await ask().locator("select[data-field=color]").selectOption({ label: "green" });
+  await page.screenshot({ path: `${shots}/dev-form-question.png`, fullPage: true });
+  await ask().locator("[data-testid=ask-accept]").click();
+  seen.favorite = await resultOf("tool:favorite_color");
+
+  // 2. Two rounds, one question after the other.
+  await card("tool:profile").locator("[data-field=user]").fill("bo");
+  await page.click("[data-testid='tool-profile']");
+  await ask().waitFor();
+  await ask().locator("select[data-field=color]").selectOption({ label: "blue" });
+  await ask().locator("[data-testid=ask-accept]").click();
+  await page.waitForFunction(() => {
+    const m = document.querySelector("#asks section [data-testid=ask-message]");
+    return m && m.textContent.includes("size");
+  });
+  seen.secondQuestion = await ask().locator("[data-testid=ask-message]").textContent();
+  await ask().locator("select[data-field=size]").selectOption({ label: "large" });
+  await ask().locator("[data-testid=ask-accept]").click();
+  seen.profile = await resultOf("tool:profile");
+
+  // 3. A URL consent step (the link and its host shown), then a state-only round.
+  await card("tool:connect_calendar").locator("[data-field=user]").fill("cy");
+  await page.click("[data-testid='tool-connect_calendar']");
+  await ask().waitFor();
+  seen.consentUrl = await ask().locator("[data-testid=ask-url]").textContent();
+  await page.screenshot({ path: `${shots}/dev-url-consent.png`, fullPage: true });
+  const popup = page.waitForEvent("popup").catch(() => null);
+  await ask().locator("[data-testid=ask-accept]").click();
+  const opened = await popup;
+  if (opened) { seen.popup = opened.url(); await opened.close(); }
+  seen.calendar = await resultOf("tool:connect_calendar");
+
+  // 4. A resource template read, with its own question.
+  await card("template:prefs://{user}/color").locator("[data-field=user]").fill("di");
+  await page.click("[data-testid='template-prefs://{user}/color']");
+  await ask().waitFor();
+  await ask().locator("select[data-field=color]").selectOption({ label: "red" });
+  await ask().locator("[data-testid=ask-accept]").click();
+  seen.resource = await resultOf("template:prefs://{user}/color");
+
+  // 5. A prompt, declining its question.
+  await card("prompt:color_poem").locator("[data-field=user]").fill("ed");
+  await page.click("[data-testid='prompt-color_poem']");
+  await ask().waitFor();
+  await ask().locator("[data-testid=ask-decline]").click();
+  seen.prompt = await resultOf("prompt:color_poem");
+
+  // 6. A value the form refuses is named under its field, and nothing is sent.
+  await card("tool:favorite_color").locator("[data-field=user]").fill("");
+  await page.click("[data-testid='tool-favorite_color']");
+  seen.required = await card("tool:favorite_color").locator("[data-error=user]").textContent();
+
+  seen.timeline = await page.locator("#timeline li").count();
+  await page.screenshot({ path: `${shots}/dev-done.png`, fullPage: true });
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(seen));
