@@ -387,7 +387,7 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
     method: list[bytes], name: list[bytes], version: list[bytes], tool_name: str
 ) -> None:
     from rondo.server.components import Tool
-    from rondo.transport.http.app import _check_routing
+    from rondo.transport.http.inbound import check_routing
     from rondo.transport.http.verdicts import plain_tool_name
     from rondo.wire.errors import McpError
 
@@ -399,14 +399,14 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
     tool = Tool(tool_name, SERVER.tools["add"].fn, SERVER.tools["add"].signature,
                 {"name": tool_name, "inputSchema": {"type": "object"}})
     if plain(headers, tool.header_name):
-        _check_routing(headers, "tools/call", {"name": tool_name})  # must not raise
+        check_routing(headers, "tools/call", {"name": tool_name})  # must not raise
     usual = method == [b"tools/call"] and name == [tool_name.encode("latin-1")] and len(version) < 2
     if usual and tool.header_name is not None:
         assert plain(headers, tool.header_name)  # the shortcut takes the usual request
     if tool_name != "a\tb" and tool.header_name is None:
         assert tool_name in (" add", "=?base64?YWRk?=", "é")
         with pytest.raises(McpError):
-            _check_routing({b"mcp-method": [b"tools/call"], b"mcp-name": [tool_name.encode("latin-1")]},
+            check_routing({b"mcp-method": [b"tools/call"], b"mcp-name": [tool_name.encode("latin-1")]},
                            "tools/call", {"name": tool_name})
 
 
@@ -415,14 +415,14 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
 def expected_refusal(headers: dict[bytes, list[bytes]], params: dict[str, Any]) -> str | None:
     """The reference model: the transport's checks, in order, without any shortcut, then the
     tool's lookup."""
-    from rondo.transport.http.app import _check_header, _check_routing
+    from rondo.transport.http.inbound import check_header, check_routing
     from rondo.wire.envelope import check_version, envelope
     from rondo.wire.errors import McpError
 
     try:
-        _check_routing(headers, "tools/call", params)
+        check_routing(headers, "tools/call", params)
         env = envelope(params)
-        _check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
+        check_header(headers, b"mcp-protocol-version", "MCP-Protocol-Version", env.version)
         check_version(env)
     except McpError as exc:
         return exc.message
@@ -465,13 +465,13 @@ def test_http_routing_and_version_answers_follow_the_checks_in_order(
 def expected_http_refusal(app: HttpApp, headers: list[tuple[bytes, bytes]], body: bytes) -> int | None:
     """The reference model for what comes before the JSON: header checks, host, body bound."""
     from rondo.transport.http.asgi import header_map
-    from rondo.transport.http.checks import header_problem
+    from rondo.transport.http.inbound import header_problem
 
     mapped = header_map({"headers": headers})
     refused = header_problem(mapped, "POST")
     if refused is not None:
         return refused[0]
-    if not app._host_ok(mapped):
+    if not app.host_ok(mapped):
         return 403
     length = mapped.get(b"content-length")
     if length:

@@ -97,7 +97,7 @@ ACCEPTS = [b"application/json", b"text/html", b"*/*", b"image/png;q=1", b"text/e
 
 
 def test_accept_verdicts_do_not_depend_on_order_or_on_a_full_memo() -> None:
-    from rondo.transport.http.checks import header_problem
+    from rondo.transport.http.inbound import header_problem
 
     def verdict(value: bytes) -> int | None:
         problem = header_problem({b"accept": [value]} if value else {}, "POST")

@@ -13,7 +13,7 @@ from ..fleet.loader import load_server
 __all__ = ["load_server", "main"]
 
 
-def run_command(argv: list[str]) -> int:
+def _run_command(argv: list[str]) -> int:
     from ..fleet.run import run_command as run
 
     return run(argv)
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     command, rest = argv[0], argv[1:]
     if command == "run":
-        return run_command(rest)
+        return _run_command(rest)
     if command == "call":
         from .call import main as call_main
 

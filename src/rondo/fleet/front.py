@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..transport.http.app import LOOPBACK_HOSTS, _hostname
+from ..transport.http.inbound import LOOPBACK_HOSTS, hostname, origin_hostname, shown
 from ..wire.errors import INVALID_REQUEST
 from .keyinfo import REPORT_PATH, key_report
 
@@ -52,7 +52,7 @@ class Front:
         self._worker_header = (b"rondo-worker", worker.encode("ascii")) if worker else None
         hosts = None if allowed_hosts is None else [h for h in allowed_hosts]
         self.allowed_hosts = (
-            None if hosts is None or "*" in hosts else frozenset(_hostname(h) for h in hosts)
+            None if hosts is None or "*" in hosts else frozenset(hostname(h) for h in hosts)
         )
         origins = None if allowed_origins is None else list(allowed_origins)
         self.allowed_origins = (
@@ -99,8 +99,8 @@ class Front:
             host = headers.get(b"host")
             if not host:
                 return "Forbidden: the request has no Host header"
-            if _hostname(host.decode("latin-1")) not in hosts:
-                return (f"Forbidden: Host {_shown(host)} is not allowed; serve it with "
+            if hostname(host.decode("latin-1")) not in hosts:
+                return (f"Forbidden: Host {shown(host)} is not allowed; serve it with "
                         "rondo run --allowed-hosts NAME[,NAME...]")
         origin = headers.get(b"origin")
         if origin is None:
@@ -114,18 +114,11 @@ class Front:
         elif hosts is None:
             return None
         else:
-            scheme, sep, rest = value.partition("://")
-            ok = bool(sep) and scheme in ("http", "https") and _hostname(rest) in hosts
+            ok = origin_hostname(value) in hosts  # the endpoint's own rule
             flag = "--allowed-origins (or --allowed-hosts)"
         if ok:
             return None
-        return f"Forbidden: Origin {_shown(origin)} is not allowed; allow it with rondo run {flag}"
-
-
-def _shown(value: bytes) -> str:
-    """A header value fit to echo in a message: printable ASCII, at most 100 characters."""
-    text = "".join(c if " " <= c <= "~" else "?" for c in value.decode("latin-1")[:100])
-    return repr(text + ("..." if len(value) > 100 else ""))
+        return f"Forbidden: Origin {shown(origin)} is not allowed; allow it with rondo run {flag}"
 
 
 def _tagged(send: Any, header: tuple[bytes, bytes]) -> Any:

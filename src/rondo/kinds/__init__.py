@@ -54,7 +54,6 @@ __all__ = [
     "NotDeclared",
     "SampleRequest",
     "form_defaults",
-    "merge_capabilities",
     "Root",
     "RootList",
     "SamplingResult",

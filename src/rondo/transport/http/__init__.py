@@ -1,8 +1,11 @@
 """Streamable HTTP as a plain ASGI application (`HttpApp`), for any ASGI server.
 
-`app.py` is the app; `asgi.py` the shared writers; `checks.py` and `verdicts.py` the header
-checks and what they concluded per header block; `pending.py` the notifications one SSE answer
-holds; `legacy.py` the 2025-11-25 session half. `serve()` (uvicorn, bounded) lives in
+`inbound.py` is the check sequence every HTTP front end shares, as functions without I/O;
+`verdicts.py` remembers what those checks concluded per header block. On top, the app:
+`app.py` routes a request through them, reading its body (`body.py`) and answering
+(`answer.py`: one JSON body or an SSE stream, `pending.py` bounding what one stream holds),
+`lifespan.py` what it needs around serving, `asgi.py` the shared writers, `legacy.py` the
+2025-11-25 session half. `serve()` (uvicorn, bounded) lives in
 `rondo.transport.serve` and is reachable from here too.
 """
 
@@ -10,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .app import DEFAULT_MAX_BODY, DEFAULT_MAX_PENDING, KEEPALIVE_SECONDS, LOOPBACK_HOSTS, HttpApp
+from .app import DEFAULT_MAX_BODY, DEFAULT_MAX_PENDING, KEEPALIVE_SECONDS, HttpApp
+from .inbound import LOOPBACK_HOSTS
 
 if TYPE_CHECKING:
     from ..serve import SERVE_OPTIONS as SERVE_OPTIONS

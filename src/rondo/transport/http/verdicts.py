@@ -4,8 +4,7 @@ A client sends the same headers on every request (same host, accept, content typ
 headers and version; often the same length, for the same call). The checks on them are pure
 functions of the block, so `Verdicts` keeps their conclusions keyed by the block itself and a
 repeated block costs one dictionary lookup instead of a header map and five checks. The checks
-keep their one home (`checks.py`, `HttpApp._host_ok`, the routing rules in `http.py`); this only
-remembers what they said.
+keep their one home (`inbound.py`); this only remembers what they said.
 
 Bounded: at most `MAX_BLOCKS` blocks, none over `MAX_BLOCK_BYTES`. Credentials
 (`Authorization`, `Cookie`, `Proxy-Authorization`) are never kept in memory past their request:
@@ -21,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .asgi import Headers, header_map, header_value
-from .checks import header_problem
+from .inbound import header_problem
 
 MAX_BLOCKS = 128
 MAX_BLOCK_BYTES = 2048
