@@ -269,3 +269,39 @@ def test_a_fleet_needs_a_shared_log() -> None:
     server, _ = make()
     with pytest.raises(FleetError, match="event log or webhook subscriptions live in one process"):
         check_fleet(server, workers=2, environ={})
+
+
+@run_async
+async def test_the_client_side_polls_drains_and_subscribes() -> None:
+    from rondo.client.events import EventsClient, new_secret
+
+    receiver = await Receiver("whsec_placeholder").start()
+    server, events = make(delivery=_allowing(), max_events=2)
+    try:
+        async with rondo.Client(server, auth=principal("alice")) as client:
+            ev = EventsClient(client)
+            assert [e["name"] for e in await ev.list_events()] == ["incident.created", "poll.only"]
+            start = (await ev.poll("incident.created"))["cursor"]
+            for n in range(5):
+                await server.emit("incident.created", {"n": n})
+            found, cursor, truncated = await ev.drain("incident.created", cursor=start)
+            assert [e["data"]["n"] for e in found] == [0, 1, 2, 3, 4] and truncated is False
+            assert (await ev.poll("incident.created", cursor=cursor))["events"] == []
+            secret = new_secret()
+            receiver.secret = secret
+            made = await ev.subscribe("incident.created", {}, receiver.url, secret=secret)
+            assert made["secret"] == secret and made["id"].startswith("sub_")
+            await server.emit("incident.created", {"n": 9})
+            deadline = time.monotonic() + 5
+            while not receiver.deliveries:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.01)
+            assert receiver.deliveries[0]["verified"] is True
+            await ev.unsubscribe("incident.created", {}, receiver.url)
+            with pytest.raises(rondo.McpError, match="No such subscription"):
+                await ev.unsubscribe("incident.created", {}, receiver.url)
+        with pytest.raises(ValueError, match="24 to 64"):
+            new_secret(8)
+    finally:
+        await events.stop()
+        await receiver.close()
