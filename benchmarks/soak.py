@@ -261,7 +261,10 @@ def soak_slowloris(connections: int) -> None:
 def _request(port: int) -> str:
     body = msgspec.json.encode({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}})
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        # From another loopback address: the slow connections hold 127.0.0.1's share
+        # (HttpLimits.max_connections_per_peer) whatever the global cap has left.
+        with socket.create_connection(("127.0.0.1", port), timeout=10,
+                                      source_address=("127.0.0.2", 0)) as sock:
             sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                          b"accept: application/json\r\nmcp-method: tools/list\r\n"
                          b"mcp-protocol-version: 2026-07-28\r\nconnection: close\r\n"

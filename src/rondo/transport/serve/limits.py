@@ -14,6 +14,10 @@ runs a request that never waits without making it a task, `eager.py`):
   timed by the same per-connection timer, so an answer arms no timer of its own).
 - `max_connections`: connections beyond it get 503 and are closed at once, so descriptors
   stay free for the ones being served. Default: the descriptor soft limit minus 64.
+- `max_connections_per_peer`: one client address's share of them (default 120), so a client
+  that reopens every connection it loses cannot hold them all; beyond it, 503 at once. Behind a
+  proxy uvicorn trusts (`proxy_headers` with the peer in `forwarded_allow_ips`), connections
+  count under the client the proxy names in `X-Forwarded-For`, request by request.
 - `max_header_bytes` / `max_headers`: request line plus headers, in bytes and in count; 431.
 
 `serve()` merges `uvicorn_options(limits)` into its uvicorn config. The protocol is named by an
@@ -24,9 +28,11 @@ import string and the limits travel in `RONDO_HTTP_LIMITS`, so uvicorn's worker 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -39,6 +45,7 @@ DEFAULT_BODY_TIMEOUT = 30.0
 DEFAULT_KEEPALIVE_TIMEOUT = 5.0
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
 DEFAULT_MAX_HEADERS = 100
+DEFAULT_MAX_CONNECTIONS_PER_PEER = 120
 # Descriptors kept back from the connection cap: listening sockets, logs, Redis, files.
 DESCRIPTOR_RESERVE = 64
 
@@ -51,13 +58,16 @@ class HttpLimits:
     max_connections: int | None = None  # None: the descriptor soft limit minus 64
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_headers: int = DEFAULT_MAX_HEADERS
+    # One client address's share of `max_connections` (counted per forwarded client when the
+    # peer is a proxy uvicorn trusts: proxy_headers on, the peer in forwarded_allow_ips).
+    max_connections_per_peer: int = DEFAULT_MAX_CONNECTIONS_PER_PEER
 
     def __post_init__(self) -> None:
         for name in ("header_timeout", "body_timeout", "keepalive_timeout"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"HttpLimits.{name} must be a positive number of seconds")
-        for name in ("max_header_bytes", "max_headers"):
+        for name in ("max_header_bytes", "max_headers", "max_connections_per_peer"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"HttpLimits.{name} must be a positive integer")
@@ -157,6 +167,51 @@ def _block_end(tail: bytes, data: bytes) -> int:
     return at + 4 if at >= 0 else -1
 
 
+def trusted_hosts(spec: Any) -> Callable[[str], bool]:
+    """uvicorn's `forwarded_allow_ips` (a comma-separated string or a list of addresses and
+    networks, `*` for any) as a test of one address."""
+    import ipaddress
+
+    items = [i.strip() for i in (spec.split(",") if isinstance(spec, str) else spec or [])]
+    if "*" in items:
+        return lambda host: True
+    hosts: set[str] = set()
+    networks: list[Any] = []
+    for item in items:
+        if "/" in item:
+            with contextlib.suppress(ValueError):
+                networks.append(ipaddress.ip_network(item, strict=False))
+        elif item:
+            hosts.add(item)
+
+    def trusted(host: str) -> bool:
+        if host in hosts:
+            return True
+        if not networks:
+            return False
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return any(address in network for network in networks)
+
+    return trusted
+
+
+def forwarded_client(headers: list[tuple[bytes, bytes]],
+                     trusted: Callable[[str], bool]) -> str | None:
+    """The client a trusted proxy names in `X-Forwarded-For`, read as uvicorn reads it: the
+    nearest address that is not itself a trusted proxy (the farthest when all are)."""
+    values = [value for name, value in headers if name.lower() == b"x-forwarded-for"]
+    if not values:
+        return None
+    hosts = [h.strip() for h in b",".join(values).decode("latin-1").split(",") if h.strip()]
+    for host in reversed(hosts):
+        if not trusted(host):
+            return host[:64]
+    return hosts[0][:64] if hosts else None
+
+
 def _parsed_size(url: bytes, headers: list[tuple[bytes, bytes]]) -> int:
     """A lower bound of a parsed header block's size: its target, names and values (the parser
     drops the method, version and optional whitespace)."""
@@ -172,6 +227,10 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
     else:
         raise ValueError(f"unknown HTTP parser {http!r} (httptools or h11)")
     cap = limits.connection_cap()
+    per_peer = min(limits.max_connections_per_peer, cap)
+    peers: dict[str, int] = {}  # open connections per client address, in this worker
+    trust: list[Any] = [None]  # the forwarded_allow_ips test, built from the first config
+    warned = [-1e9]
     coalesce: Any = None
     if http == "httptools":
         from . import eager
@@ -200,11 +259,66 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
                 self.logger.warning("connection cap (%d) reached: answering 503", cap)
                 self._refuse(503)
                 return
+            peer = self.client[0] if self.client else None
+            if peer is not None:
+                if self._via_proxy(peer):
+                    self._proxied = True  # counted per forwarded client, request by request
+                elif not self._count(peer):
+                    self._refuse(503)
+                    return
             self._start_headers()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            self._uncount()
             self._stop_timer()
             super().connection_lost(exc)
+
+        # -- one peer's share of the connections (HttpLimits.max_connections_per_peer) --------
+
+        _peer: str | None = None  # the address this connection is counted under
+        _proxied = False
+
+        def _via_proxy(self, peer: str) -> bool:
+            if not self.config.proxy_headers:
+                return False
+            trusted: Callable[[str], bool] | None = trust[0]
+            if trusted is None:
+                trusted = trust[0] = trusted_hosts(self.config.forwarded_allow_ips)
+            return trusted(peer)
+
+        def _count(self, key: str) -> bool:
+            held = peers.get(key, 0)
+            if held >= per_peer:
+                now = self.loop.time()
+                if now - warned[0] >= 10.0:  # one line per 10 s, not one per refused connection
+                    warned[0] = now
+                    self.logger.warning("a client holds %d connections (max_connections_per_peer):"
+                                        " answering 503", per_peer)
+                return False
+            peers[key] = held + 1
+            self._peer = key
+            return True
+
+        def _uncount(self) -> None:
+            key = self._peer
+            if key is not None:
+                self._peer = None
+                held = peers[key] - 1
+                if held:
+                    peers[key] = held
+                else:
+                    del peers[key]
+
+        def _forwarded_client(self) -> bool:
+            """A proxied request's headers are in: count the connection under the client the
+            proxy names; False (and 503) when that client holds its share already."""
+            trusted = trust[0]
+            assert trusted is not None
+            client = forwarded_client(self.headers, trusted)
+            if client is None or client == self._peer:
+                return True
+            self._uncount()
+            return self._count(client)
 
         def _received(self, data: bytes) -> None:
             if self._refused:
@@ -236,6 +350,9 @@ def guarded_protocol(http: str, limits: HttpLimits) -> type:
                 self._reading_headers = False
                 if len(self.headers) > limits.max_headers:
                     self._refuse(431)
+                    return
+                if self._proxied and not self._forwarded_client():
+                    self._refuse(503)
                     return
                 self._deadline = 0.0
                 if cycle.more_body:
