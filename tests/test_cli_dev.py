@@ -130,3 +130,139 @@ def test_the_command_prints_a_url_with_the_secret_that_serves_the_page() -> None
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+ASKING_APP = '''
+import asyncio
+
+import rondo
+from rondo import roots, sampling
+
+server = rondo.Server("asking", state=rondo.StatePolicy(secret=b"k" * 32))
+
+
+@server.tool
+async def haiku(topic: str, ctx: rondo.Context) -> str:
+    """Ask the client's model for a haiku."""
+    reply = await ctx.ask("poem", sampling.create_message(f"A haiku about {topic}", 60))
+    return reply.text
+
+
+@server.tool
+async def folders(ctx: rondo.Context) -> str:
+    """Which folders may I use?"""
+    listed = await ctx.ask("roots", roots.list())
+    return ", ".join(root.uri for root in listed)
+
+
+@server.tool
+async def steps(n: int, ctx: rondo.Context) -> str:
+    """Count, reporting progress and logging."""
+    await ctx.log("info", "counting", logger="steps")
+    for i in range(n):
+        await ctx.report_progress(i + 1, n, f"step {i + 1}")
+    return f"{n} steps"
+'''
+
+
+async def _drive(http: httpx.AsyncClient, tool: str, arguments: dict[str, Any],
+                 respond: Any) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """Call `tool` as the page does, answering each question with `respond(question)`."""
+    path, headers = _api("call")
+    call = asyncio.ensure_future(http.post(path, json={"name": tool, "arguments": arguments},
+                                           headers=headers))
+    asked: list[Any] = []
+    events: list[Any] = []
+    deadline = time.monotonic() + 15
+    while not call.done() and time.monotonic() < deadline:
+        path, headers = _api("pending")
+        got = (await http.post(path, json={"since": events[-1]["seq"] if events else 0},
+                               headers=headers)).json()
+        events.extend(got["events"])
+        for question in got["questions"]:
+            if question["id"] not in [q["id"] for q in asked]:
+                asked.append(question)
+                path, headers = _api("answer")
+                await http.post(path, json={"id": question["id"], "response": respond(question)},
+                                headers=headers)
+        await asyncio.sleep(0.02)
+    result = (await call).json()
+    path, headers = _api("pending")
+    events.extend((await http.post(path, json={"since": events[-1]["seq"] if events else 0},
+                                   headers=headers)).json()["events"])
+    return result, asked, events
+
+
+def _asking_app(tmp_path: Path) -> Path:
+    path = tmp_path / "asking.py"
+    path.write_text(ASKING_APP)
+    return path
+
+
+def test_sampling_roots_progress_and_logs_reach_the_page(tmp_path: Path) -> None:
+    server = load_server(str(_asking_app(tmp_path)))
+
+    async def go() -> list[Any]:
+        async with server.started(), Bridge(server) as bridge:
+            transport = httpx.ASGITransport(app=DevApp(bridge, SECRET))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:5555") as http:
+                return [
+                    await _drive(http, "haiku", {"topic": "rain"}, lambda q: {
+                        "role": "assistant", "content": {"type": "text", "text": "soft rain"},
+                        "model": "typed-by-hand", "stopReason": "endTurn"}),
+                    await _drive(http, "folders", {}, lambda q: {"roots": [
+                        {"uri": "file:///work/a"}, {"uri": "file:///work/b"}]}),
+                    await _drive(http, "steps", {"n": 3}, lambda q: {}),
+                ]
+
+    (poem, sampled, _), (listed, rooted, _), (counted, _, events) = asyncio.run(go())
+    assert sampled[0]["kind"] == "sample" and sampled[0]["maxTokens"] == 60
+    assert sampled[0]["messages"][0]["content"]["text"] == "A haiku about rain"
+    assert poem["content"][0]["text"] == "soft rain"
+    assert rooted[0]["kind"] == "roots" and listed["content"][0]["text"] == "file:///work/a, file:///work/b"
+    assert counted["content"][0]["text"] == "3 steps"
+    assert [(e["progress"], e["message"]) for e in events if e["kind"] == "progress"] == [
+        (1, "step 1"), (2, "step 2"), (3, "step 3")]
+    assert any(e["kind"] == "log" and e["data"] == "counting" for e in events)
+
+
+def test_a_task_with_a_question_in_the_middle(tmp_path: Path) -> None:
+    server = load_server(str(ROOT / "examples" / "deploy.py"))
+
+    def person(question: dict[str, Any]) -> dict[str, Any]:
+        if "environment" in question["message"]:
+            return {"action": "accept", "content": {"env": "staging"}}
+        return {"action": "accept", "content": {"switch": True}}
+
+    async def go() -> tuple[dict[str, Any], list[Any], list[Any]]:
+        async with server.started(), Bridge(server) as bridge:
+            transport = httpx.ASGITransport(app=DevApp(bridge, SECRET))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:5555") as http:
+                return await _drive(http, "deploy", {"service": "api"}, person)
+
+    result, asked, events = asyncio.run(go())
+    assert [q["message"] for q in asked] == ["Deploy to which environment?",
+                                             "New version is warm. Switch traffic over?"]
+    statuses = [e["status"] for e in events if e["kind"] == "task"]
+    assert statuses[0] == "working" and "input_required" in statuses and statuses[-1] == "completed"
+    assert result["content"][0]["text"].startswith("api is")
+
+
+def test_a_command_or_url_target_is_driven_as_a_client_would() -> None:
+    from rondo.cli.dev import is_served_elsewhere
+
+    assert is_served_elsewhere("http://127.0.0.1:8000/mcp")
+    assert is_served_elsewhere("python app.py --stdio") and is_served_elsewhere("npx some-server")
+    assert not is_served_elsewhere("app.py") and not is_served_elsewhere("app.py:server")
+
+    async def go() -> dict[str, Any]:
+        command = [sys.executable, str(ROOT / "examples" / "preferences.py"), "--stdio"]
+        async with Bridge(command) as bridge:
+            transport = httpx.ASGITransport(app=DevApp(bridge, SECRET))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:5555") as http:
+                result, asked, _ = await _drive(http, "favorite_color", {"user": "flo"}, lambda q: {
+                    "action": "accept", "content": {"color": "red"}})
+                assert asked[0]["message"] == "Which color do you like, flo?"
+                return result
+
+    assert asyncio.run(go())["content"][0]["text"] == "flo likes red."

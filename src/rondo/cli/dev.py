@@ -11,8 +11,10 @@ browser can drive it, every API request must
 - carry the per-run secret in `X-Rondo-Dev-Secret` (the page reads it from the URL's fragment,
   which browsers never send to a server or put in a Referer).
 
-What the server asks while a call runs (form or URL elicitation) is parked until the page
-answers it: the page polls `pending` and posts `answer`.
+What the server asks while a call runs (a form or URL elicitation, a sampling request, the
+roots) is parked until the page answers it: the page polls `pending`, which also hands it what
+happened since its last look (progress, log messages, task status changes), and posts
+`answer`. The target is a server file (loaded here, talked to in memory), a URL or a command.
 """
 
 from __future__ import annotations
@@ -41,16 +43,71 @@ CSP = (b"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inlin
        b"frame-ancestors 'none'")
 
 
+MAX_EVENTS = 500  # what the page has not collected yet is kept up to this many
+
+
 class Bridge:
-    """The client the page drives, and the questions waiting for the page's answers."""
+    """The client the page drives, the questions waiting for the page's answers, and what
+    happened since the page last looked."""
 
     def __init__(self, target: Any) -> None:
         from ..client.session import Client
+        from ..tasks.client import TasksClient
 
         self.client = Client(target, name="rondo-dev", on_elicit=self._elicit,
-                             elicit_modes=("form", "url"), timeout=None)
+                             on_sample=self._sample, on_roots=self._roots,
+                             elicit_modes=("form", "url"), timeout=None, log_level="info",
+                             on_notification=self._notified,
+                             tasks=TasksClient(on_status=self._task_status))
         self.pending: dict[str, tuple[Json, asyncio.Future[Json]]] = {}
         self._ids = itertools.count(1)
+        self.events: list[Json] = []
+        self._seq = itertools.count(1)
+        self.roots: list[str] = []
+
+    def event(self, kind: str, **fields: Any) -> None:
+        self.events.append({"seq": next(self._seq), "kind": kind, **fields})
+        del self.events[:-MAX_EVENTS]
+
+    def _notified(self, message: Json) -> None:
+        if message.get("method") == "notifications/message":
+            params = message.get("params") or {}
+            self.event("log", level=params.get("level"), logger=params.get("logger"),
+                       data=params.get("data"))
+
+    def _task_status(self, task: Json) -> None:
+        self.event("task", taskId=task.get("taskId"), status=task.get("status"),
+                   message=task.get("statusMessage"))
+
+    def _progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.event("progress", progress=progress, total=total, message=message)
+
+    async def _ask(self, shown: Json) -> Json:
+        ask_id = f"q{next(self._ids)}"
+        shown["id"] = ask_id
+        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+        self.pending[ask_id] = (shown, future)
+        try:
+            return await future
+        finally:
+            self.pending.pop(ask_id, None)
+
+    async def _sample(self, request: Any) -> Json:
+        """A sampling request, answered by a person typing the model's reply."""
+        answer = await self._ask({"kind": "sample", "messages": request.messages,
+                                  "systemPrompt": request.system_prompt,
+                                  "maxTokens": request.max_tokens})
+        if answer.get("refuse"):
+            raise RuntimeError("the person at the page refused to write the reply")
+        return answer
+
+    async def _roots(self) -> Any:
+        """The roots, as an editable list (the last one given is offered again)."""
+        answer = await self._ask({"kind": "roots", "roots": list(self.roots)})
+        roots = answer.get("roots")
+        if isinstance(roots, list):
+            self.roots = [r["uri"] for r in roots if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+        return answer
 
     async def __aenter__(self) -> Bridge:
         await self.client.__aenter__()
@@ -62,19 +119,12 @@ class Bridge:
         await self.client.__aexit__(*exc)
 
     async def _elicit(self, request: Any) -> Json:
-        ask_id = f"q{next(self._ids)}"
-        shown: Json = {"id": ask_id, "kind": "elicit", "mode": request.mode,
-                       "message": request.message}
+        shown: Json = {"kind": "elicit", "mode": request.mode, "message": request.message}
         if request.mode == "url":
             shown["url"] = request.url
         else:
             shown["schema"] = request.requested_schema or {"type": "object", "properties": {}}
-        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
-        self.pending[ask_id] = (shown, future)
-        try:
-            return await future
-        finally:
-            self.pending.pop(ask_id, None)
+        return await self._ask(shown)
 
     async def op(self, name: str, body: Json) -> Json:
         """One API operation; what the page gets back as JSON."""
@@ -88,7 +138,7 @@ class Bridge:
             tool, arguments = body.get("name"), body.get("arguments") or {}
             if not isinstance(tool, str) or not isinstance(arguments, dict):
                 raise ValueError("call needs a tool name and an arguments object")
-            return _result(await client.call_tool(tool, arguments))
+            return _result(await client.call_tool(tool, arguments, on_progress=self._progress))
         if name == "read":
             uri = body.get("uri")
             if not isinstance(uri, str):
@@ -100,7 +150,10 @@ class Bridge:
                 raise ValueError("prompt needs a name and an arguments object")
             return _result(await client.get_prompt(prompt, {k: str(v) for k, v in arguments.items()}))
         if name == "pending":
-            return {"questions": [shown for shown, _ in self.pending.values()]}
+            since = body.get("since", 0)
+            since = since if isinstance(since, int) else 0
+            return {"questions": [shown for shown, _ in self.pending.values()],
+                    "events": [e for e in self.events if e["seq"] > since]}
         if name == "answer":
             ask_id, response = body.get("id"), body.get("response")
             waiting = self.pending.get(ask_id) if isinstance(ask_id, str) else None
@@ -226,23 +279,39 @@ def dev_command(argv: list[str]) -> int:
         prog="rondo dev",
         description="A local page to try a server file: its tools as forms, results, and the "
                     "server's questions answered in the page. Loopback only, with a per-run secret.")
-    parser.add_argument("app", metavar="APP.py[:SERVER]", help="the server file (and its name)")
+    parser.add_argument("app", metavar="TARGET", help="a server file (APP.py[:SERVER], loaded "
+                        "here), a server's URL, or the command that starts one (stdio)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--no-browser", action="store_true", help="only print the page's URL")
     args = parser.parse_args(argv)
-    from ..fleet.loader import load_server
+    server: Any = None
+    target: Any = args.app
+    if not is_served_elsewhere(args.app):
+        from ..fleet.loader import load_server
 
-    try:
-        server = load_server(args.app)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
-        return 2
+        try:
+            server = target = load_server(args.app)
+        except SystemExit as exc:
+            print(exc, file=sys.stderr)
+            return 2
+    elif not args.app.startswith(("http://", "https://")):
+        import shlex
+
+        target = shlex.split(args.app)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(server, args.port, not args.no_browser))
+        asyncio.run(_serve(server, target, args.port, not args.no_browser))
     return 0
 
 
-async def _serve(server: Any, port: int, browser: bool) -> None:
+def is_served_elsewhere(target: str) -> bool:
+    """A URL or a command line, not a server file to load here."""
+    if target.startswith(("http://", "https://")):
+        return True
+    path = target.rsplit(":", 1)[0] if target.count(":") == 1 else target
+    return not path.endswith(".py") or " " in target.strip()
+
+
+async def _serve(server: Any, target: Any, port: int, browser: bool) -> None:
     import socket
 
     import uvicorn
@@ -251,9 +320,13 @@ async def _serve(server: Any, port: int, browser: bool) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", port))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/#secret={secret}"
-    async with server.started(), Bridge(server) as bridge:
+    async with contextlib.AsyncExitStack() as stack:
+        if server is not None:
+            await stack.enter_async_context(server.started())
+        bridge = await stack.enter_async_context(Bridge(target))
         config = uvicorn.Config(DevApp(bridge, secret), log_level="warning", lifespan="off")
-        print(f"rondo dev: {server.name} at {url}", file=sys.stderr, flush=True)
+        name = (bridge.client.server_info or {}).get("name", "server")
+        print(f"rondo dev: {name} at {url}", file=sys.stderr, flush=True)
         if browser:
             import webbrowser
 

@@ -121,9 +121,17 @@ function card(kind, name, description, schema, op, bodyOf) {
 }
 // -- the server's questions -----------------------------------------------------------------------
 const shown = new Map();
+let since = 0;
+function describe(e) {
+  if (e.kind === "progress") return "progress " + e.progress + (e.total ? "/" + e.total : "") + (e.message ? " " + e.message : "");
+  if (e.kind === "log") return "[" + e.level + "] " + (e.logger ? e.logger + ": " : "") + (typeof e.data === "string" ? e.data : JSON.stringify(e.data));
+  if (e.kind === "task") return "task " + e.taskId + " " + e.status + (e.message ? ": " + e.message : "");
+  return JSON.stringify(e);
+}
 async function poll() {
   try {
-    const {questions} = await api("pending");
+    const {questions, events} = await api("pending", {since});
+    for (const e of events) { since = Math.max(since, e.seq); note(describe(e)); }
     const asks = document.getElementById("asks");
     const ids = new Set(questions.map(q => q.id));
     for (const [id, el] of shown) if (!ids.has(id)) { el.remove(); shown.delete(id); }
@@ -133,8 +141,29 @@ async function poll() {
   setTimeout(poll, 250);
 }
 function askCard(q) {
-  const answer = async (response) => { el.remove(); shown.delete(q.id); note("answered: " + response.action); await api("answer", {id: q.id, response}); };
-  const el = $("section", {class: "card", "data-ask": q.id}, $("h3", {text: q.mode === "url" ? "Consent" : "Form"}), $("p", {"data-testid": "ask-message", text: q.message}));
+  const answer = async (response) => { el.remove(); shown.delete(q.id); note("answered: " + (response.action || q.kind)); await api("answer", {id: q.id, response}); };
+  const title = q.kind === "sample" ? "Sampling: reply as the model" : q.kind === "roots" ? "Roots" : q.mode === "url" ? "Consent" : "Form";
+  const el = $("section", {class: "card", "data-ask": q.id, "data-kind": q.kind}, $("h3", {text: title}));
+  if (q.kind === "sample") {
+    if (q.systemPrompt) el.append($("p", {class: "desc", text: "System: " + q.systemPrompt}));
+    for (const m of q.messages) el.append($("pre", {"data-testid": "ask-message", text: m.role + ": " + ((m.content && m.content.text) || JSON.stringify(m.content))}));
+    const reply = $("textarea", {rows: 3, "data-testid": "ask-reply", placeholder: "The reply, at most " + q.maxTokens + " tokens"});
+    const model = $("input", {type: "text", "data-testid": "ask-model", value: "typed-by-hand"});
+    const send = $("button", {"data-testid": "ask-accept", text: "Send reply"});
+    send.onclick = () => answer({role: "assistant", content: {type: "text", text: reply.value}, model: model.value || "typed-by-hand", stopReason: "endTurn"});
+    const refuse = $("button", {"data-testid": "ask-decline", text: "Refuse"}); refuse.onclick = () => answer({refuse: true});
+    el.append($("div", {class: "field"}, $("label", {text: "Reply"}), reply), $("div", {class: "field"}, $("label", {text: "Model"}), model), send, refuse);
+    return el;
+  }
+  if (q.kind === "roots") {
+    el.append($("p", {"data-testid": "ask-message", class: "desc", text: "The folders (file:// URIs) the server may work in, one per line."}));
+    const list = $("textarea", {rows: 3, "data-testid": "ask-roots"}); list.value = (q.roots || []).join("\n");
+    const send = $("button", {"data-testid": "ask-accept", text: "Send roots"});
+    send.onclick = () => answer({roots: list.value.split("\n").map(x => x.trim()).filter(Boolean).map(uri => ({uri}))});
+    el.append(list, send);
+    return el;
+  }
+  el.append($("p", {"data-testid": "ask-message", text: q.message}));
   if (q.mode === "url") {
     const link = new URL(q.url);
     el.append($("p", {}, "Opens ", $("b", {text: link.host}), ": ", $("code", {"data-testid": "ask-url", text: q.url})));

@@ -1,10 +1,10 @@
 // Drives `rondo dev examples/preferences.py` in headless Chromium by clicking and typing only:
 // a form question, two rounds, a URL consent then a state-only round, a template read and a
 // prompt. Prints one JSON line of what the page showed; screenshots go to argv[3].
-// usage: node dev_flow.mjs URL SCREENSHOT_DIR CHROMIUM
+// usage: node dev_flow.mjs URL SCREENSHOT_DIR CHROMIUM [preferences|deploy|asking]
 import { chromium } from "playwright-core";
 
-const [url, shots, executablePath] = process.argv.slice(2);
+const [url, shots, executablePath, scenario = "preferences"] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath,
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -27,6 +27,60 @@ try {
     }, name);
     return text.textContent();
   };
+
+  if (scenario === "deploy") {
+    // A task: a question before it starts, its status on the timeline, a question inside it.
+    await card("tool:deploy").locator("[data-field=service]").fill("api");
+    await page.click("[data-testid='tool-deploy']");
+    await ask().waitFor();
+    seen.before = await ask().locator("[data-testid=ask-message]").textContent();
+    await ask().locator("select[data-field=env]").selectOption({ label: "staging" });
+    await ask().locator("[data-testid=ask-accept]").click();
+    await page.waitForFunction(() => {
+      const m = document.querySelector("#asks section [data-testid=ask-message]");
+      return m && m.textContent.includes("Switch");
+    });
+    seen.during = await ask().locator("[data-testid=ask-message]").textContent();
+    seen.defaultChecked = await ask().locator("input[data-field=switch]").isChecked();
+    await ask().locator("input[data-field=switch]").uncheck();
+    await page.screenshot({ path: `${shots}/dev-task-question.png`, fullPage: true });
+    await ask().locator("[data-testid=ask-accept]").click();
+    seen.deploy = await resultOf("tool:deploy");
+    await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some(li => li.textContent.includes(" completed")));
+    seen.timeline = await page.locator("#timeline li").allTextContents();
+    await page.screenshot({ path: `${shots}/dev-task-done.png`, fullPage: true });
+    console.log(JSON.stringify(seen));
+    await browser.close();
+    process.exit(0);
+  }
+  if (scenario === "asking") {
+    // Sampling answered as the model would (an editable reply), roots as an editable list.
+    await card("tool:haiku").locator("[data-field=topic]").fill("rain");
+    await page.click("[data-testid='tool-haiku']");
+    await ask().waitFor();
+    seen.sampleShown = await ask().locator("[data-testid=ask-message]").first().textContent();
+    await ask().locator("[data-testid=ask-reply]").fill("soft rain on the roof");
+    await page.screenshot({ path: `${shots}/dev-sampling.png`, fullPage: true });
+    await ask().locator("[data-testid=ask-accept]").click();
+    seen.haiku = await resultOf("tool:haiku");
+    await page.click("[data-testid='tool-folders']");
+    await ask().waitFor();
+    await ask().locator("[data-testid=ask-roots]").fill("file:///work/a\nfile:///work/b");
+    await ask().locator("[data-testid=ask-accept]").click();
+    seen.folders = await resultOf("tool:folders");
+    await page.click("[data-testid='tool-folders']");  // offered again as it was left
+    await ask().waitFor();
+    seen.rootsAgain = await ask().locator("[data-testid=ask-roots]").inputValue();
+    await ask().locator("[data-testid=ask-accept]").click();
+    await card("tool:steps").locator("[data-field=n]").fill("3");
+    await page.click("[data-testid='tool-steps']");
+    seen.steps = await resultOf("tool:steps");
+    await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some(li => li.textContent.includes("progress 3/3 step 3")));
+    seen.timeline = await page.locator("#timeline li").allTextContents();
+    console.log(JSON.stringify(seen));
+    await browser.close();
+    process.exit(0);
+  }
 
   // 1. A form question: the tool's form, then the server's.
   await card("tool:favorite_color").locator("[data-field=user]").fill("ann");
