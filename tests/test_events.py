@@ -305,3 +305,32 @@ async def test_the_client_side_polls_drains_and_subscribes() -> None:
     finally:
         await events.stop()
         await receiver.close()
+
+
+def test_a_dead_workers_unacknowledged_delivery_is_taken_over() -> None:
+    import fleet_parts
+    import redis_server
+    from rondo.events import RedisEventLog
+
+    fleet_parts.need("redis-server")
+
+    async def go(url: str) -> None:
+        log = RedisEventLog(url, prefix="reclaim:")
+        await log.ensure_group(["job.done"])
+        await log.append("job.done", {"eventId": "evt_1", "name": "job.done", "data": {}})
+        first = await log.claim(["job.done"], "dead-worker", 0.1, reclaim_after=0.2)
+        assert [o["eventId"] for _, _, o in first] == ["evt_1"]  # taken, never acknowledged
+        assert await log.claim(["job.done"], "live-worker", 0.1, reclaim_after=60) == []
+        deadline = time.monotonic() + 5
+        while True:
+            retaken = await log.claim(["job.done"], "live-worker", 0.1, reclaim_after=0.2)
+            if retaken:
+                break
+            assert time.monotonic() < deadline, "never reclaimed"
+        assert [o["eventId"] for _, _, o in retaken] == ["evt_1"]
+        await log.done("job.done", retaken[0][1])
+        await asyncio.sleep(0.3)
+        assert await log.claim(["job.done"], "third", 0.1, reclaim_after=0.2) == []  # acknowledged
+
+    with redis_server.running() as url:
+        asyncio.run(go(url))

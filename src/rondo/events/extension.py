@@ -117,6 +117,8 @@ class Events:
     - `poll_interval_ms`, `heartbeat` (seconds of quiet before a stream heartbeat),
       `max_events` (per poll), `default_ttl_ms` and `max_ttl_ms` (webhook subscriptions).
     - `principal(ctx)`: who subscribes (webhooks need one); default the verified token's.
+    - `reclaim_after`: seconds a webhook delivery another worker took may stay unacknowledged
+      before this one takes it over (that worker died); longer than a delivery's retries.
     """
 
     name = EXTENSION
@@ -134,6 +136,7 @@ class Events:
         default_ttl_ms: int = 3_600_000,
         max_ttl_ms: int = 86_400_000,
         principal: Callable[[Any], str | None] | None = None,
+        reclaim_after: float = 300.0,
     ) -> None:
         if set(codes) != set(SKETCH_CODES):
             raise ValueError(f"codes must name exactly {sorted(SKETCH_CODES)}")
@@ -151,6 +154,7 @@ class Events:
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self._principal = principal
+        self.reclaim_after = reclaim_after  # seconds before a dead worker's delivery is retaken
         self.types: dict[str, EventType] = {}
         self.server: Server | None = None
         self.consumer = secrets.token_hex(6)
@@ -470,7 +474,8 @@ class Events:
             if not names:
                 await asyncio.sleep(1.0)
                 return []
-            batch: list[tuple[str, str, dict[str, Any]]] = await claim(names, self.consumer, 1.0)
+            batch: list[tuple[str, str, dict[str, Any]]] = await claim(
+                names, self.consumer, 1.0, self.reclaim_after)
             return batch
         assert self._queue is not None
         return [await self._queue.get()]

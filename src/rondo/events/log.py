@@ -182,14 +182,26 @@ class RedisEventLog:
                 if "BUSYGROUP" not in str(exc):
                     raise
 
-    async def claim(self, names: list[str], consumer: str, timeout: float) -> list[tuple[str, str, dict[str, Any]]]:
-        """Entries no worker of the group has taken yet: (name, cursor, occurrence)."""
+    async def claim(self, names: list[str], consumer: str, timeout: float,
+                    reclaim_after: float = 300.0) -> list[tuple[str, str, dict[str, Any]]]:
+        """Entries for this consumer to deliver: (name, cursor, occurrence). First any entry
+        another worker took and left unacknowledged for `reclaim_after` seconds (it died
+        mid-delivery), then entries no worker of the group has taken yet."""
         r = self.redis()
         await self.ensure_group(names)
+        taken: list[tuple[str, str, dict[str, Any]]] = []
+        for name in names:
+            answer = await r.xautoclaim(self.key(name), self.group, consumer,
+                                        min_idle_time=max(1, int(reclaim_after * 1000)),
+                                        start_id="0-0", count=50)
+            for cid, fields in answer[1]:
+                if fields:  # an entry trimmed from the stream meanwhile has no fields
+                    taken.append((name, _text(cid), json.loads(fields[b"o"])))
+        if taken:
+            return taken
         streams = {self.key(n): ">" for n in names}
         answer = await r.xreadgroup(self.group, consumer, streams, count=50,
                                     block=max(1, int(timeout * 1000)))
-        taken = []
         for key, entries in answer or []:
             name = _text(key)[len(self.prefix):]
             for cid, fields in entries:
