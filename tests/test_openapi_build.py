@@ -411,3 +411,16 @@ def test_malformed_documents_never_crash_the_build(document):
         except OpenAPIError:
             return
     assert all(w.category is OperationSkipped for w in caught)
+
+
+def test_an_output_schema_only_when_every_success_answers_with_it():
+    json_ok = {"description": "", "content": {"application/json": {"schema": {"type": "object"}}}}
+    other = {"description": "", "content": {"application/json": {"schema": {"type": "array"}}}}
+    paths = {"/one": {"get": op("one", responses={"200": json_ok, "404": {"description": ""}})},
+             "/maybe": {"get": op("maybe", responses={"200": json_ok,
+                                                      "204": {"description": "none"}})},
+             "/differ": {"get": op("differ", responses={"200": json_ok, "201": other})},
+             "/same": {"get": op("same", responses={"200": json_ok, "201": json_ok})}}
+    server, _ = build(doc(paths))
+    assert {n: "outputSchema" in t.wire for n, t in server.tools.items()} == {
+        "one": True, "maybe": False, "differ": False, "same": True}

@@ -252,6 +252,7 @@ def test_safe_reads_as_resources_and_templates():
     assert json.loads(read["contents"][0]["text"]) == {"id": 2, "name": "lamp", "price": 35.5,
                                                        "tags": []}
     missing = client.error("resources/read", {"uri": "openapi://shop/items/9"})
+    assert missing["code"] == INVALID_PARAMS
     assert missing["message"] == ('HTTP 404 Not Found from GET /items/{item_id}: '
                                   '{"detail":"no item 9"}')
     who = client.result("resources/read", {"uri": "openapi://shop/whoami"})

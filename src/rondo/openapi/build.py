@@ -221,8 +221,9 @@ def _add_resource(server: rondo.Server, op: Operation, caller: _Caller, uri_base
     async def read_it(ctx: Context, **variables: Any) -> str:
         try:
             value = await caller(ctx, variables)
-        except ToolError as exc:
-            raise McpError(-32603, str(exc)) from None
+        except ToolError as exc:  # 404: the resource does not exist (-32602 in 2026-07-28)
+            code = -32602 if getattr(exc, "status", None) == 404 else -32603
+            raise McpError(code, str(exc)) from None
         return value if isinstance(value, str) else str(value.content[0])
 
     read_it.__annotations__ = {"ctx": Context, "variables": Any, "return": str}

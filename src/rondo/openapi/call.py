@@ -26,6 +26,14 @@ EXCERPT_CHARS = 1000
 _SECRET_HINTS = ("auth", "token", "key", "secret", "cookie", "session", "password")
 
 
+class StatusError(ToolError):
+    """A non-2xx answer: a tool error that also knows the status (resources map 404)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 @dataclass(frozen=True)
 class Limits:
     timeout: float = 30.0
@@ -121,8 +129,8 @@ def result(op: Operation, response: httpx.Response, body: bytes, secrets: list[s
         if len(text) > EXCERPT_CHARS:
             text = text[:EXCERPT_CHARS] + f"... ({len(body)} bytes)"
         reason = response.reason_phrase or ""
-        raise ToolError(f"HTTP {status} {reason} from {op.method} {op.path}"
-                        + (f": {text}" if text else ""))
+        raise StatusError(f"HTTP {status} {reason} from {op.method} {op.path}"
+                          + (f": {text}" if text else ""), status)
     if not body:
         return f"HTTP {status} (no content)"
     is_json = kind == "application/json" or kind.endswith("+json")

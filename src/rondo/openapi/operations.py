@@ -223,24 +223,36 @@ def _body(doc: dict[str, Any], tr: Translator, body: Any, props: dict[str, Any],
 
 
 def _output(doc: dict[str, Any], tr: Translator, op: dict[str, Any]) -> dict[str, Any] | None:
+    """The output schema: the JSON schema every documented success answers with. None when a
+    2xx answer may carry no JSON (a 204, say), or successes differ: the server must not
+    promise structured content a successful call cannot give."""
     responses = op.get("responses")
     if not isinstance(responses, dict):
         return None
-    codes = sorted(str(code) for code in responses if str(code).startswith("2"))
-    if not codes:
+    found: list[Any] = []
+    for code in sorted(str(c) for c in responses):
+        if not code.startswith("2"):
+            continue
+        response = deref(doc, responses[next(c for c in responses if str(c) == code)])
+        content = response.get("content") if isinstance(response, dict) else None
+        schema = _json_schema(content) if isinstance(content, dict) else None
+        if schema is None:
+            return None
+        found.append(schema)
+    if not found or any(schema != found[0] for schema in found):
         return None
-    response = deref(doc, responses[next(c for c in responses if str(c) == codes[0])])
-    content = response.get("content") if isinstance(response, dict) else None
-    if not isinstance(content, dict):
-        return None
+    if found[0] in ({}, True):
+        return None  # says nothing: no output schema rather than an empty one
+    try:
+        return tr.schema(found[0])
+    except Unsupported:
+        return None  # calls still work; the result is just not described
+
+
+def _json_schema(content: dict[str, Any]) -> Any:
     for media, entry in content.items():
         kind = media.split(";")[0].strip().lower()
         if (kind == "application/json" or kind.endswith("+json")) and isinstance(entry, dict) \
                 and "schema" in entry:
-            if entry["schema"] in ({}, True):
-                return None  # says nothing: no output schema rather than an empty one
-            try:
-                return tr.schema(entry["schema"])
-            except Unsupported:
-                return None  # calls still work; the result is just not described
+            return entry["schema"]
     return None
