@@ -334,3 +334,28 @@ def test_a_dead_workers_unacknowledged_delivery_is_taken_over() -> None:
 
     with redis_server.running() as url:
         asyncio.run(go(url))
+
+
+@run_async
+async def test_the_client_side_streams_and_resumes_from_its_cursor() -> None:
+    from rondo.client.events import EventsClient
+
+    server, _ = make(heartbeat=0.2)
+    async with rondo.Client(server) as client:
+        ev = EventsClient(client)
+        async with ev.stream("incident.created", {"severity": "P1"}) as stream:
+            assert stream.cursor == "m0"
+            await server.emit("incident.created", {"severity": "P2", "n": 1})
+            await server.emit("incident.created", {"severity": "P1", "n": 2})
+            got = await asyncio.wait_for(anext(stream), 5)
+            assert got["data"] == {"severity": "P1", "n": 2} and got["cursor"] == "m2"
+            assert stream.cursor == "m2"
+            saved = stream.cursor
+        await server.emit("incident.created", {"severity": "P1", "n": 3})  # while disconnected
+        async with ev.stream("incident.created", {"severity": "P1"}, cursor=saved) as again:
+            missed = await asyncio.wait_for(anext(again), 5)
+            assert missed["data"]["n"] == 3 and again.truncated is False
+    async with rondo.Client(server, protocol="2025-11-25") as legacy:
+        with pytest.raises(rondo.client.ClientError, match="poll instead"):
+            async with EventsClient(legacy).stream("incident.created"):
+                pass

@@ -4,19 +4,23 @@
     cursor = (await events.poll("order.shipped", {"customer": "ada"}))["cursor"]   # from now
     page = await events.poll("order.shipped", {"customer": "ada"}, cursor=cursor)
 
-`subscribe` registers a webhook with a fresh `whsec_` secret (`new_secret()`; the server never
+`stream(name, arguments)` holds an `events/stream` open (`async with ... as s: async for
+occurrence in s`). `subscribe` registers a webhook with a fresh `whsec_` secret (`new_secret()`; the server never
 makes one) and returns the server's answer with the secret the receiver must verify with
 (`rondo.events.verify(secret, headers, raw_body)`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import secrets
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import ProtocolError
+from .errors import ClientError, ProtocolError
+from .subscription import Subscription
+from .transports import Json
 
 if TYPE_CHECKING:
     from .session import Client
@@ -89,7 +93,56 @@ class EventsClient:
             raise ProtocolError("events/subscribe result has no id")
         return {**result, "secret": secret}
 
+    def stream(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+               cursor: str | None = None) -> EventStream:
+        """A push stream of occurrences (`events/stream`), from `cursor` or from now."""
+        return EventStream(self._client, name, arguments or {}, cursor)
+
     async def unsubscribe(self, name: str, arguments: Mapping[str, Any] | None, url: str) -> None:
         await self._client.request("events/unsubscribe", {"name": name,
                                                           "arguments": dict(arguments or {}),
                                                           "delivery": {"url": url}})
+
+
+class EventStream(Subscription):
+    """One `events/stream` request (2026-07-28): `async with events.stream(name, args) as s:`
+    then `async for occurrence in s:`. `cursor` follows every event and heartbeat (persist it
+    and pass it back to resume); `truncated` is true if the server skipped occurrences."""
+
+    def __init__(self, client: Client, name: str, arguments: Mapping[str, Any],
+                 cursor: str | None) -> None:
+        super().__init__(client, {})
+        self.params: dict[str, Any] = {"name": name, "arguments": dict(arguments), "cursor": cursor}
+        self.cursor = cursor
+        self.truncated = False
+
+    async def __aenter__(self) -> EventStream:
+        if self.client.era != "modern":
+            raise ClientError("events/stream from rondo.Client needs a 2026-07-28 server (poll instead)")
+        self.id = self.client.follow_stream(self)
+        self._task = asyncio.create_task(
+            self.client._rpc("events/stream", self.params, timeout=None, request_id=self.id))
+        self._task.add_done_callback(lambda _: self._finish())
+        waiter = asyncio.ensure_future(self._acked.wait())
+        await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if self.acknowledged is None:
+            await self.__aexit__()
+            if self._task.done() and not self._task.cancelled() and self._task.exception():
+                raise self._task.exception()  # type: ignore[misc]
+            raise ProtocolError("server did not confirm events/stream")
+        return self
+
+    def _deliver(self, message: Json) -> None:
+        method = message.get("method")
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        if "cursor" in params:
+            self.cursor = params["cursor"]
+        if method == "notifications/events/active":
+            self.truncated = self.truncated or params.get("truncated") is True
+            self.acknowledged = params
+            self._acked.set()
+        elif method == "notifications/events/event":
+            self._queue.put_nowait({k: v for k, v in params.items() if k != "_meta"})
