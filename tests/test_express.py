@@ -351,7 +351,11 @@ def test_the_lane_stays_out_of_what_must_see_every_call() -> None:
     def slow(n: int) -> int:
         return n
 
-    assert not server.core.express  # the tasks extension owns tools/call
+    # The tasks extension wraps tools/call for task-opted tools only: a plain tool on the same
+    # server keeps the lane (its call never reaches dispatch), the task tool is taken from it.
+    assert server.core.express and _uses_lane(server)
+    assert "io.modelcontextprotocol/tasks" in server.extensions
+    assert server.core.takes(server.tools["slow"]) and not server.core.takes(server.tools["add"])
 
     server = build()
 

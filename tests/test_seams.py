@@ -256,3 +256,27 @@ def run_core(core: Any, message: dict[str, Any]) -> dict[str, Any]:
     response = asyncio.run(core.handle(message))
     assert response is not None
     return response
+
+
+# -- a row carries its own facts: Mcp-Name field, may it ask, scopes ------------------------------
+
+
+def test_a_row_declares_its_name_field_may_ask_and_scopes() -> None:
+    from rondo.auth.scopes import required_for
+    from rondo.wire.meta import INPUT_METHODS, NAME_FIELDS
+
+    server = rondo.Server("facts")
+
+    async def fetch(core: Any, req: Any) -> dict[str, Any]:
+        return {}
+
+    assert "example/fetch" not in NAME_FIELDS and "example/fetch" not in INPUT_METHODS
+    server.method("example/fetch", name_field="key", may_ask=True, scopes=["fetch:read"])(fetch)
+    assert NAME_FIELDS["example/fetch"] == "key" and "example/fetch" in INPUT_METHODS
+    assert required_for(server, ("base",), "example/fetch", {}) == ("base", "fetch:read")
+    assert required_for(server, ("base",), "tools/list", {}) == ("base",)
+    # The built-in rows declare the spec's three; the tasks rows theirs, when made.
+    assert {NAME_FIELDS[m] for m in ("tools/call", "prompts/get")} == {"name"}
+    assert NAME_FIELDS["resources/read"] == "uri"
+    with pytest.raises(ValueError, match="not a valid OAuth scope token"):
+        server.method("example/bad", scopes=["has space"])(fetch)

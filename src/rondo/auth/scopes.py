@@ -25,6 +25,8 @@ class Registry(Protocol):
     @property
     def component_scopes(self) -> Mapping[tuple[str, str], tuple[str, ...]]: ...
     @property
+    def method_scopes(self) -> Mapping[str, tuple[str, ...]]: ...
+    @property
     def auth(self) -> Any: ...
 
 # RFC 6749 §3.3 scope-token: printable ASCII but space, '"' and '\'.
@@ -109,7 +111,12 @@ def component_key(method: str, params: Mapping[str, Any], server: Registry) -> t
 
 def required_for(server: Registry, base: tuple[str, ...], method: str,
                  params: Mapping[str, Any]) -> tuple[str, ...]:
-    """Every scope a request needs: the server-wide ones plus its component's."""
+    """Every scope a request needs: the server-wide ones, its method row's, its component's."""
+    rows = server.method_scopes
+    if rows:
+        row = rows.get(method)
+        if row:
+            base = base + tuple(s for s in row if s not in base)
     table = server.component_scopes
     if not table:
         return base

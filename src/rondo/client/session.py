@@ -63,6 +63,7 @@ from rondo.wire.meta import (
     PROGRESS_TOKEN,
     PROTOCOL_VERSION,
     SUBSCRIPTION_ID,
+    declare,
 )
 
 if TYPE_CHECKING:
@@ -70,6 +71,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rondo.client")
 _T = TypeVar("_T")
+# The calls of this client that name a component, with the params field their `Mcp-Name`
+# header mirrors; each may be answered input_required. Declared to the wire's registry, which
+# the HTTP transport reads (an extension's client half declares its own, as tasks does).
+for _method, _field in (("tools/call", "name"), ("prompts/get", "name"), ("resources/read", "uri")):
+    declare(_method, _field, may_ask=True)
 MRTR_METHODS = INPUT_METHODS
 _RESULT_TYPES: dict[str, type[Any]] = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
                  "resources/read": ReadResourceResult}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..mrtr.ask import load_envelope
 from ..mrtr.result import AskInterrupt, InputRequired
-from ..server.method import Method
+from ..server.method import Method, Wrap
 from ..server.middleware import RequestView, run_chain
 from ..server.request import Emit, Request, _noop
 from ..wire.envelope import check_version, envelope
@@ -48,9 +48,22 @@ class Core:
         self.server = server
         self.subscriptions = Subscriptions(server.max_listen_streams,
                                            server.max_listen_per_principal)
-        self.methods: dict[str, Method] = {m.name: m for m in BUILTIN}
+        # The rows as declared (built-in, then the server's and extensions' own), the wraps
+        # around them, and what dispatch reads: each row with its wraps applied.
+        self.rows: dict[str, Method] = {m.name: m for m in BUILTIN}
         for method in server.extra_methods:
-            self.methods[method.name] = method
+            self.rows[method.name] = method
+        self._wraps: dict[str, list[Wrap]] = {}
+        for wrap in server.wraps:
+            self._wraps.setdefault(wrap.method, []).append(wrap)
+        self.methods: dict[str, Method] = {}
+        for name in self.rows:
+            self._compose(name)
+        for name in self._wraps:
+            if name not in self.rows:
+                raise ValueError(f"an extension wraps {name!r}, which no row of the table answers")
+        # What takes a tools/call away from the fast lanes: the wraps' tool predicates.
+        self.claims: tuple[Callable[[Any], bool], ...] = ()
         self.modern = ModernDialect(self)
         self.middleware = server.middleware
         # The OpenTelemetry hooks, or None: then tracing costs one attribute test per request.
@@ -60,7 +73,8 @@ class Core:
 
             self.tracer = Tracer(server.tracing)
         # May a plain tools/call take the express lane (core/express.py)?
-        self.express = express_ready(self)
+        self.express = False
+        self._lanes()
         # Its typed decoder (core/typed.py), built at the first call; None: build it then.
         self.typed: TypedCalls | None = None
         server.on_change(self._follow)
@@ -69,15 +83,39 @@ class Core:
         """The registry changed (`Server.on_change`): keep the table, the lanes and the
         listening clients in step."""
         if what == "method":
-            self.methods[detail.name] = detail
-            if detail.name == "tools/call":
-                self.express = False  # the new row owns every call
+            self.rows[detail.name] = detail
+            self._compose(detail.name)
+        elif what == "wrap":
+            if detail.method not in self.rows:
+                raise ValueError(f"an extension wraps {detail.method!r}, which no row answers")
+            self._wraps.setdefault(detail.method, []).append(detail)
+            self._compose(detail.method)
         elif what == "resource":
             self.subscriptions.resource_updated(detail)
         else:
             if what == "tools":
                 self.typed = None  # the typed lane's union names the tools as they were
             self.subscriptions.list_changed(what)
+
+    def _compose(self, name: str) -> None:
+        row = self.rows[name]
+        for wrap in self._wraps.get(name, ()):
+            row = wrap.around(row)
+        self.methods[name] = row
+        if name == "tools/call" and hasattr(self, "claims"):
+            self._lanes()
+
+    def _lanes(self) -> None:
+        """May a plain tools/call take the express lane (core/express.py), and which tools do
+        wraps take from it? A replaced row, or a wrap that takes every call, turns it off."""
+        wraps = self._wraps.get("tools/call", ())
+        self.claims = tuple(w.tools for w in wraps if w.tools is not None)
+        self.express = express_ready(self) and all(w.tools is not None for w in wraps)
+        self.typed = None  # the typed lane's union leaves out the tools wraps take
+
+    def takes(self, tool: Any) -> bool:
+        """Does a wrap of tools/call take this tool (so it may not use a fast lane)?"""
+        return any(claim(tool) for claim in self.claims)
 
     def typed_calls(self) -> TypedCalls:
         typed = self.typed

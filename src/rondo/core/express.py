@@ -36,8 +36,9 @@ log = logger("rondo.server")
 
 def express_ready(core: Core) -> bool:
     """Can this core use the lane at all? Middleware and tracing must see every request, and
-    an extension may own `tools/call` (the tasks extension does): then never."""
-    row = core.methods.get("tools/call")
+    a row that replaced `tools/call` owns every call: then never. (A wrap takes only its tools:
+    `Core.takes`.)"""
+    row = core.rows.get("tools/call")
     return (not core.middleware and core.tracer is None and row is not None
             and row.handler is tools_call)
 
@@ -55,7 +56,7 @@ def answer_tool(
     if type(name) is not str:
         return None
     tool = core.server.tools.get(name)
-    if tool is None or not tool.express:
+    if tool is None or not tool.express or (core.claims and core.takes(tool)):
         return None
     arguments = params.get("arguments")
     if arguments is not None and type(arguments) is not dict:

@@ -69,7 +69,7 @@ class TypedCalls:
         # The `Mcp-Name` values that can name a typed tool: HTTP decodes nothing else this way.
         self.header_names: set[bytes] = set()
         for name, tool in core.server.tools.items():
-            if qualifies(tool):
+            if qualifies(tool) and not (core.claims and core.takes(tool)):
                 member = msgspec.defstruct(
                     "ToolParams", [("meta", Meta, msgspec.field(name="_meta")),
                                    ("arguments", Union[tool.signature._struct, None], None)],  # noqa: UP007

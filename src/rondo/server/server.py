@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..core.core import Core
     from ..state import StatePolicy
     from .extension import Extension
-    from .method import Handler, Method
+    from .method import Handler, Method, Wrap
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -140,6 +140,7 @@ class Server:
         self.prompts: dict[str, Prompt] = {}
         self.completion_handler: Callable[..., Any] | None = None
         self.extra_methods: list[Method] = []
+        self.wraps: list[Wrap] = []  # extensions' interceptors around rows of the table
         self.extensions: dict[str, Extension] = {}
         self._lifespan = Lifespan()
         self._core: Core | None = None
@@ -151,6 +152,8 @@ class Server:
         # ("tool", name) / ("prompt", name) / ("resource", uri or template).
         self.auth = auth
         self.component_scopes: dict[tuple[str, str], tuple[str, ...]] = {}
+        # The scopes a method row needs beyond the server-wide ones (`Method(scopes=...)`).
+        self.method_scopes: dict[str, tuple[str, ...]] = {}
 
     # -- registration --------------------------------------------------------------------------
 
@@ -415,6 +418,9 @@ class Server:
         era: str | tuple[str, ...] = "both",
         gate: str | None = None,
         suspends: Callable[..., bool] | bool = True,
+        name_field: str | None = None,
+        may_ask: bool = False,
+        scopes: list[str] | None = None,
     ) -> Callable[[Handler], Handler]:
         """Add a JSON-RPC method to this server's table: `async def handler(core, request)`
         returning the result dict (the dialect adds `resultType` and legacy shapes).
@@ -422,8 +428,16 @@ class Server:
         `era` is "both", "modern" or "legacy"; `gate` a server capability that must be
         advertised (else -32601); `suspends` whether answering may wait (True runs it as its
         own task on every transport; a callable `(core, params) -> bool` decides per request).
+        `name_field` is the params field its `Mcp-Name` header mirrors over HTTP; `may_ask`
+        lets it answer input_required; `scopes` the OAuth scopes a caller needs for it.
         """
         from .method import Method, era_set
+
+        wanted: tuple[str, ...] = ()
+        if scopes is not None:
+            from ..auth.scopes import check_scopes
+
+            wanted = check_scopes(scopes, f"method {name!r}")
 
         def register(handler: Handler) -> Handler:
             if suspends is True:
@@ -432,7 +446,8 @@ class Server:
                 decide = None
             else:
                 decide = suspends
-            self._add_method(Method(name, handler, era_set(era), gate, decide))
+            self._add_method(Method(name, handler, era_set(era), gate, decide,
+                                    name_field=name_field, may_ask=may_ask, scopes=wanted))
             return handler
 
         return register
@@ -451,6 +466,10 @@ class Server:
             self.context_calls.update(calls())
         for method in extension.methods():
             self._add_method(method)
+        wraps = getattr(extension, "wraps", None)
+        for wrap in wraps() if wraps is not None else ():
+            self.wraps.append(wrap)
+            self._tell("wrap", wrap)
         attach = getattr(extension, "attach", None)  # optional: register components on us
         if attach is not None:
             attach(self)
@@ -477,7 +496,7 @@ class Server:
 
     def on_change(self, listener: Callable[[str, Any], None]) -> None:
         """Follow this registry: `listener(what, detail)` after each change, with `what` one of
-        "method" (detail: the new `Method` row), "tools", "prompts", "resources" (the list
+        "method" (detail: the new `Method` row), "wrap" (detail: an extension's `Wrap`), "tools", "prompts", "resources" (the list
         changed; detail None) or "resource" (detail: the URI whose content changed)."""
         self._listeners.append(listener)
 
@@ -488,6 +507,10 @@ class Server:
     def _add_method(self, method: Method) -> None:
         if any(m.name == method.name for m in self.extra_methods):
             raise ValueError(f"method {method.name!r} is added twice")
+        if method.scopes:
+            from ..auth.scopes import check_scopes
+
+            self.method_scopes[method.name] = check_scopes(method.scopes, f"method {method.name!r}")
         self.extra_methods.append(method)
         self._tell("method", method)
 

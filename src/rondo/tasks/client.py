@@ -23,10 +23,15 @@ from typing import TYPE_CHECKING, Any
 from ..client.errors import ClientError, InputRequiredError, ProtocolError
 from ..client.loop import Unanswerable
 from ..wire.errors import McpError
+from ..wire.meta import declare
 
 if TYPE_CHECKING:
     from ..client.session import Client, ResultHandler
     from ..client.types import CallToolResult
+
+# The methods this half calls that name a task (their `Mcp-Name` is the task id).
+for _method in ("tasks/get", "tasks/update", "tasks/cancel"):
+    declare(_method, "taskId")
 
 Json = dict[str, Any]
 StatusCallback = Callable[[Json], Any]

@@ -17,8 +17,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..core.methods import listen, tools_call
-from ..server.method import Method
+from ..server.method import Handler, Method, Wrap
 from ..server.request import Request
 from ..wire.era import MODERN
 from ..wire.errors import McpError, invalid_params, missing_capability
@@ -116,11 +115,17 @@ class Tasks:
 
     def methods(self) -> Iterable[Method]:
         return [
-            Method("tools/call", self._tools_call, gate="tools", suspends=_tool_suspends),
-            Method("subscriptions/listen", self._listen, _MODERN, suspends=_always),
-            Method("tasks/get", self._get, _MODERN, suspends=_always),
-            Method("tasks/update", self._update, _MODERN, suspends=_always),
-            Method("tasks/cancel", self._cancel, _MODERN, suspends=_always),
+            Method("tasks/get", self._get, _MODERN, suspends=_always, name_field="taskId"),
+            Method("tasks/update", self._update, _MODERN, suspends=_always, name_field="taskId"),
+            Method("tasks/cancel", self._cancel, _MODERN, suspends=_always, name_field="taskId"),
+        ]
+
+    def wraps(self) -> Iterable[Wrap]:
+        """Around two built-in rows: `tools/call` for task-opted tools only (every other tool
+        keeps the express and typed lanes), `subscriptions/listen` for a `taskIds` filter."""
+        return [
+            Wrap("tools/call", self._tools_call, tools=_task_opted, suspends=_task_suspends),
+            Wrap("subscriptions/listen", self._listen),
         ]
 
     def context_calls(self) -> dict[str, Callable[..., Any]]:
@@ -175,17 +180,17 @@ class Tasks:
 
     # -- methods -------------------------------------------------------------------------------
 
-    async def _tools_call(self, core: Core, req: Request) -> dict[str, Any]:
+    async def _tools_call(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
         tool = core.server.tools.get(req.params.get("name"))  # type: ignore[arg-type]
         mode = None if tool is None else tool.task
         if mode is None or req.dialect.era != MODERN:
-            return await tools_call(core, req)  # legacy sessions run task tools synchronously
+            return await call_next(core, req)  # legacy sessions run task tools synchronously
         if not declares_tasks(req.env.capabilities):
             if mode == "required":
                 raise _needs_tasks()
-            return await tools_call(core, req)
+            return await call_next(core, req)
         launch = Launch(self, core, req, self.principal_of(core, req))
-        return await launch.answer(lambda: tools_call(core, req))
+        return await launch.answer(lambda: call_next(core, req))
 
     async def _get(self, core: Core, req: Request) -> dict[str, Any]:
         record = await self._find(core, req)
@@ -229,11 +234,11 @@ class Tasks:
         await self.store.modify(record.id, mark)
         return {}
 
-    async def _listen(self, core: Core, req: Request) -> dict[str, Any]:
+    async def _listen(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
         wanted = req.params.get("notifications")
         ids = wanted.get("taskIds") if isinstance(wanted, Mapping) else None
         if ids is None:
-            return await listen(core, req)
+            return await call_next(core, req)
         if not declares_tasks(req.env.capabilities):
             raise _needs_tasks()
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) or len(ids) > 100:
@@ -260,7 +265,7 @@ class Tasks:
                         auth=req.auth, call=req.call)
         watcher = asyncio.ensure_future(self._watch(owned, req.id, req.emit))
         try:
-            return await listen(core, inner)
+            return await call_next(core, inner)
         finally:
             watcher.cancel()
 
@@ -349,12 +354,14 @@ def _check_answers(record: TaskRecord, responses: Mapping[str, Any]) -> None:
             raise invalid_params(f"Invalid input response for '{key}': {exc}") from None
 
 
-def _tool_suspends(core: Core, params: Mapping[str, Any]) -> bool:
-    from ..core.methods import _tool_waits
+def _task_opted(tool: Any) -> bool:
+    return tool.task is not None
 
+
+def _task_suspends(core: Core, params: Mapping[str, Any]) -> bool:
     name = params.get("name")
     tool = core.server.tools.get(name) if isinstance(name, str) else None
-    return (tool is not None and tool.task is not None) or _tool_waits(core, params)
+    return tool is not None and tool.task is not None
 
 
 def _always(core: Core, params: Mapping[str, Any]) -> bool:

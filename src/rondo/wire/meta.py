@@ -22,8 +22,17 @@ LOG_LEVELS: tuple[str, ...] = (
 )
 LOG_LEVEL_RANK = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 
-# The three methods that may answer `input_required` (MRTR), and the body field each one's
-# `Mcp-Name` header mirrors on Streamable HTTP (the tasks extension adds its three methods).
-INPUT_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+# What the method table says of each method, for the layers below it: which may answer
+# `input_required` (MRTR), and the params field each one's `Mcp-Name` header mirrors on
+# Streamable HTTP. Never listed here: a `rondo.server.Method` row declares its own facts when
+# made (the built-in rows, an extension's), and a client declares the calls it makes.
+INPUT_METHODS: set[str] = set()
+NAME_FIELDS: dict[str, str] = {}
+
+
+def declare(method: str, name_field: str | None = None, may_ask: bool = False) -> None:
+    """Record what `method`'s row says: its `Mcp-Name` field, and whether it may ask."""
+    if name_field is not None:
+        NAME_FIELDS[method] = name_field
+    if may_ask:
+        INPUT_METHODS.add(method)
