@@ -136,7 +136,8 @@ class RedisBus:
                             "the other workers)", self.lost)
 
     def _here_only(self, kind: str, payload: str) -> None:
-        self.lost += 1
+        with self._wake:
+            self.lost += 1
         if self._task is not None and self._deliver is not None:
             self._deliver(kind, payload)  # unsubscribed, publish() delivered it already
 

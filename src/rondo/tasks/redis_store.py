@@ -9,8 +9,9 @@ publishes the task id on `<prefix>changes` in the same transaction; `on_change` 
 listen there (`redis_feed.py`), so a keeper wakes when its own task changes and never polls.
 Connections come from a bounded pool (`max_connections`): past it a command waits for a free
 connection (up to `pool_timeout` seconds) instead of failing. Each client's unfinished tasks are
-a sorted set (`<prefix>client:<digest>`, scored by expiry): `create` refuses one more past
-`max_per_client`, and the write that finishes a task takes it out.
+a sorted set (`<prefix>client:<digest>`, scored by expiry): `create` (one Lua script, so
+concurrent creates never retry) refuses one more past `max_per_client`, and the write that
+finishes a task takes it out.
 """
 
 from __future__ import annotations
@@ -27,6 +28,28 @@ from .redis_feed import Feed
 from .store import Change, Wake
 
 _RETRIES = 50
+
+# create, atomically: drop the client's expired tasks from its set, refuse past the quota (-1),
+# write the record if its id is new (else 0), count it for its client (the set expires with
+# its last task), tell the change feed (1). One script, so concurrent creates never retry.
+_CREATE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return -1 end
+local written
+if ARGV[4] == '' then
+  written = redis.call('SET', KEYS[2], ARGV[3], 'NX')
+else
+  written = redis.call('SET', KEYS[2], ARGV[3], 'NX', 'PXAT', ARGV[4])
+end
+if not written then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[5], ARGV[6])
+local left = redis.call('PTTL', KEYS[1])
+if left == -1 or tonumber(ARGV[1]) + left < tonumber(ARGV[5]) then
+  redis.call('PEXPIREAT', KEYS[1], ARGV[5])
+end
+redis.call('PUBLISH', ARGV[7], ARGV[6])
+return 1
+"""
 
 
 class RedisTaskStore:
@@ -78,6 +101,7 @@ class RedisTaskStore:
         self.pool_timeout = pool_timeout
         self._clients: dict[int, Any] = {}
         self._feeds: dict[int, Feed] = {}
+        self._scripts: dict[int, Any] = {}
 
     def _redis(self) -> Any:
         if self._client is not None:
@@ -114,31 +138,19 @@ class RedisTaskStore:
 
     async def create(self, record: TaskRecord) -> None:
         r = self._redis()
-        mine = self._client_key(record.client)
         now_ms = int(time.time() * 1000)
         expiry = self._expiry_ms(record)
         score = expiry if expiry is not None else now_ms + 10 * 365 * 86_400_000
-        await r.zremrangebyscore(mine, "-inf", now_ms)  # expired tasks count no more
-        for _ in range(_RETRIES):
-            async with r.pipeline(transaction=True) as pipe:
-                try:
-                    await pipe.watch(mine)
-                    if await pipe.zcard(mine) >= self.max_per_client:
-                        await pipe.unwatch()
-                        raise too_many_for_client(self.max_per_client)
-                    pipe.multi()
-                    pipe.set(self._key(record.id), encode(record), nx=True, pxat=expiry)
-                    pipe.zadd(mine, {record.id: score})
-                    pipe.pexpireat(mine, score, nx=True)  # the set goes when its last task does
-                    pipe.pexpireat(mine, score, gt=True)
-                    pipe.publish(self.channel, record.id)
-                    written, *_ = await pipe.execute()
-                except self._watch_error:
-                    continue
-            if not written:
-                raise internal_error("task id collision")  # 192 random bits: a broken RNG
-            return
-        raise internal_error("too many tasks were created at once; try again")
+        script = self._scripts.get(id(r))
+        if script is None:
+            script = self._scripts[id(r)] = r.register_script(_CREATE)
+        done = await script(keys=[self._client_key(record.client), self._key(record.id)],
+                            args=[now_ms, self.max_per_client, encode(record),
+                                  "" if expiry is None else expiry, score, record.id, self.channel])
+        if done == -1:
+            raise too_many_for_client(self.max_per_client)
+        if done != 1:
+            raise internal_error("task id collision")  # 192 random bits: a broken RNG
 
     async def get(self, task_id: str) -> TaskRecord | None:
         raw, lease = await self._redis().mget(self._key(task_id), self._lease_key(task_id))
@@ -218,6 +230,7 @@ class RedisTaskStore:
             with contextlib.suppress(Exception):
                 await client.aclose()
         self._clients.clear()
+        self._scripts.clear()
 
 
 def _merged(raw: bytes | None, lease: bytes | None) -> TaskRecord | None:
