@@ -35,6 +35,7 @@ class FileStore(SyncBacked):
         self._local = threading.local()
         with self._tx() as db:  # fails now, at start-up, if the file cannot be used
             db.execute(_SCHEMA)
+            db.execute("CREATE INDEX IF NOT EXISTS state_expires ON state (expires)")
 
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
