@@ -39,9 +39,15 @@ def _drive(target: str, scenario: str) -> dict[str, Any]:
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        line = proc.stderr.readline()
-        found = re.search(r"at (http://127\.0\.0\.1:\d+/#secret=\S+)", line)
-        assert found, line
+        lines: list[str] = []
+        found = None
+        while found is None and len(lines) < 50:  # a stdio server's own stderr comes first
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            found = re.search(r"rondo dev: .* at (http://127\.0\.0\.1:\d+/#secret=\S+)", line)
+        assert found, "".join(lines)
         done = subprocess.run([node, str(PEER / "dev_flow.mjs"), found.group(1), str(SHOTS),
                                chromium, scenario],
                               capture_output=True, text=True, timeout=120, cwd=PEER)
@@ -96,3 +102,24 @@ def test_sampling_roots_and_progress_in_the_page(tmp_path: Path) -> None:
     lines = " | ".join(seen["timeline"])
     assert "progress 1/3 step 1" in lines and "progress 3/3 step 3" in lines
     assert "[info] steps: counting" in lines
+
+
+def test_the_official_reference_server_through_its_elicitation_and_sampling_tools() -> None:
+    # server-everything (pinned in tests/peers/browser) speaks 2025-11-25 over stdio: the page
+    # reaches it through the client's handshake era, questions arriving as server requests.
+    everything = PEER / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+    if not everything.is_file():
+        missing("server-everything (tests/peers/browser/node_modules)", "npm ci in tests/peers/browser")
+    node = shutil.which("node") or "node"
+    seen = _drive(f"{node} {everything} stdio", "everything")
+    assert seen["serverName"] == "mcp-servers/everything"
+    assert "file:///work/project" in seen["rootsListed"]
+    assert seen["formMessage"] == "Please provide inputs for the following fields:"
+    assert seen["emailRefused"] == "Needs an email address."
+    assert "User provided the requested information!" in seen["elicited"]
+    assert "- Name: Ada Lovelace" in seen["elicited"] and "- Email: ada@example.com" in seen["elicited"]
+    raw = "".join(seen["elicited"].split())  # the server's echo of what the form sent
+    assert '"untitledMultipleSelectEnum":["Guitar","Piano"]' in raw  # the default kept, one added
+    assert '"titledSingleSelectEnum":"hero-3"' in raw and '"integer":42' in raw
+    assert "Say hello" in seen["sampleShown"]
+    assert "hello from a person" in seen["sampled"]

@@ -298,8 +298,15 @@ def dev_command(argv: list[str]) -> int:
         import shlex
 
         target = shlex.split(args.app)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(server, target, args.port, not args.no_browser))
+    from ..client.errors import ClientError
+    from ..wire.errors import McpError
+
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_serve(server, target, args.port, not args.no_browser))
+    except (ClientError, McpError, OSError) as exc:
+        print(f"rondo dev: cannot reach the server: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -45,8 +45,18 @@ function fieldFor(name, prop, required) {
   const label = $("label", {}, name + (required ? " *" : "") + " ", $("span", {class: "hint", text: hint}));
   let input;
   const id = "f-" + name;
-  if (prop.enum || prop.oneOf) {
-    const options = prop.enum ? prop.enum.map(v => [v, String(v)]) : prop.oneOf.map(o => [o.const, o.title || String(o.const)]);
+  const items = prop.items || {};
+  const choices = items.enum ? items.enum.map(v => [v, String(v)]) : (items.anyOf || items.oneOf || []).filter(o => "const" in o).map(o => [o.const, o.title || String(o.const)]);
+  if (kind === "array" && choices.length) {  // a multi-select: one checkbox per choice
+    input = $("div", {"data-field": name, id, class: "choices"});
+    const chosen = new Set((prop.default || []).map(v => JSON.stringify(v)));
+    for (const [value, text] of choices) {
+      const box = $("input", {type: "checkbox", value: JSON.stringify(value), "data-choice": text});
+      box.checked = chosen.has(JSON.stringify(value));
+      input.append($("label", {class: "hint"}, box, " " + text + " "));
+    }
+  } else if (prop.enum || prop.oneOf) {
+    const options = prop.enum ? prop.enum.map((v, i) => [v, (prop.enumNames && prop.enumNames[i]) || String(v)]) : prop.oneOf.map(o => [o.const, o.title || String(o.const)]);
     input = $("select", {"data-field": name, id});
     if (!required) input.append($("option", {value: "", text: "(none)"}));
     for (const [value, text] of options) input.append($("option", {value: JSON.stringify(value), text}));
@@ -63,14 +73,20 @@ function fieldFor(name, prop, required) {
     input = $("textarea", {rows: 2, "data-field": name, id, placeholder: kind === "array" ? '["a", "b"]' : '{"key": "value"}'});
     if (prop.default !== undefined) input.value = JSON.stringify(prop.default);
   } else {
-    input = $("input", {type: "text", "data-field": name, id});
+    const type = {email: "email", uri: "url", date: "date", "date-time": "datetime-local"}[prop.format] || "text";
+    input = $("input", {type, "data-field": name, id});
     if (prop.default !== undefined) input.value = prop.default;
   }
   const box = $("div", {class: "field"}, label, input, prop.description ? $("div", {class: "desc", text: prop.description}) : null, $("div", {class: "err", "data-error": name}));
   box.read = () => {
     const err = box.querySelector(".err"); err.textContent = "";
     let value;
-    if (input.tagName === "SELECT") { if (input.value === "") value = undefined; else value = JSON.parse(input.value); }
+    if (input.classList && input.classList.contains("choices")) {
+      value = [...input.querySelectorAll("input:checked")].map(b => JSON.parse(b.value));
+      if (prop.minItems !== undefined && value.length < prop.minItems) throw fail(err, "at least " + prop.minItems + " choices");
+      if (prop.maxItems !== undefined && value.length > prop.maxItems) throw fail(err, "at most " + prop.maxItems + " choices");
+      if (!value.length && !required) value = undefined;
+    } else if (input.tagName === "SELECT") { if (input.value === "") value = undefined; else value = JSON.parse(input.value); }
     else if (input.type === "checkbox") value = input.checked;
     else if (input.value.trim() === "") value = undefined;
     else if (input.type === "number") { value = Number(input.value);
@@ -78,7 +94,10 @@ function fieldFor(name, prop, required) {
       if (prop.minimum !== undefined && value < prop.minimum) throw fail(err, "at least " + prop.minimum);
       if (prop.maximum !== undefined && value > prop.maximum) throw fail(err, "at most " + prop.maximum); }
     else if (input.tagName === "TEXTAREA") { try { value = JSON.parse(input.value); } catch (e) { throw fail(err, "JSON, e.g. " + input.placeholder); } }
-    else value = input.value;
+    else { value = input.value;
+      if (input.type === "email" && !/^[^@\s]+@[^@\s]+$/.test(value)) throw fail(err, "an email address");
+      if (prop.minLength !== undefined && value.length < prop.minLength) throw fail(err, "at least " + prop.minLength + " characters");
+      if (prop.maxLength !== undefined && value.length > prop.maxLength) throw fail(err, "at most " + prop.maxLength + " characters"); }
     if (value === undefined && required) throw fail(err, "required");
     return value;
   };

@@ -1,7 +1,7 @@
 // Drives `rondo dev examples/preferences.py` in headless Chromium by clicking and typing only:
 // a form question, two rounds, a URL consent then a state-only round, a template read and a
 // prompt. Prints one JSON line of what the page showed; screenshots go to argv[3].
-// usage: node dev_flow.mjs URL SCREENSHOT_DIR CHROMIUM [preferences|deploy|asking]
+// usage: node dev_flow.mjs URL SCREENSHOT_DIR CHROMIUM [preferences|deploy|asking|everything]
 import { chromium } from "playwright-core";
 
 const [url, shots, executablePath, scenario = "preferences"] = process.argv.slice(2);
@@ -49,6 +49,44 @@ try {
     await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some(li => li.textContent.includes(" completed")));
     seen.timeline = await page.locator("#timeline li").allTextContents();
     await page.screenshot({ path: `${shots}/dev-task-done.png`, fullPage: true });
+    console.log(JSON.stringify(seen));
+    await browser.close();
+    process.exit(0);
+  }
+  if (scenario === "everything") {
+    // The official reference server (2025-11-25, over stdio): its elicitation form with every
+    // field type, and its sampling request answered as the model.
+    seen.serverName = await page.locator("#title").textContent();
+    // It asks for the roots as soon as it is initialized: an editable list.
+    const roots = page.locator("#asks section[data-kind=roots]");
+    await roots.waitFor();
+    await roots.locator("[data-testid=ask-roots]").fill("file:///work/project");
+    await roots.locator("[data-testid=ask-accept]").click();
+    await page.click("[data-testid='tool-get-roots-list']");
+    seen.rootsListed = await resultOf("tool:get-roots-list");
+    await page.click("[data-testid='tool-trigger-elicitation-request']");
+    await ask().waitFor();
+    seen.formMessage = await ask().locator("[data-testid=ask-message]").textContent();
+    await ask().locator("input[data-field=name]").fill("Ada Lovelace");
+    await ask().locator("input[data-field=check]").check();
+    await ask().locator("input[data-field=email]").fill("not an email");
+    await ask().locator("[data-testid=ask-accept]").click();
+    seen.emailRefused = await ask().locator("[data-error=email]").textContent();
+    await ask().locator("input[data-field=email]").fill("ada@example.com");
+    await ask().locator("[data-field=untitledMultipleSelectEnum] [data-choice=Piano]").check();
+    await ask().locator("select[data-field=titledSingleSelectEnum]").selectOption({ label: "Wonder Woman" });
+    await page.screenshot({ path: `${shots}/dev-everything-form.png`, fullPage: true });
+    await ask().locator("[data-testid=ask-accept]").click();
+    await resultOf("tool:trigger-elicitation-request");
+    seen.elicited = await card("tool:trigger-elicitation-request").locator(".result").textContent();
+    await card("tool:trigger-sampling-request").locator("[data-field=prompt]").fill("Say hello");
+    await page.click("[data-testid='tool-trigger-sampling-request']");
+    await ask().waitFor();
+    seen.sampleShown = await ask().locator("[data-testid=ask-message]").first().textContent();
+    await ask().locator("[data-testid=ask-reply]").fill("hello from a person");
+    await ask().locator("[data-testid=ask-accept]").click();
+    await resultOf("tool:trigger-sampling-request");
+    seen.sampled = await card("tool:trigger-sampling-request").locator(".result").textContent();
     console.log(JSON.stringify(seen));
     await browser.close();
     process.exit(0);
