@@ -107,23 +107,22 @@ def test_an_answer_without_the_sealed_digest_is_asked_again():
 
 
 def test_a_changed_request_behind_the_same_arguments_is_asked_again():
-    # Same tool, same arguments, same sealed state; the request it would send differs (the
-    # operator moved the API): the digest no longer matches, so the user is asked again.
-    app, server = build(headers=SERVICE)
-    client = Client(server, caps=FORM_CAPS)
-    first = client.tool("delete_item", {"item_id": 1})
-    caller = server.tools["delete_item"].fn.__closure__[0].cell_contents
-    import httpx
-
-    caller.base = httpx.URL("http://fastapi.local/v2")
-    retry = client.result("tools/call", {
+    # Two replicas sharing keys but configured with different API base URLs: the state from one
+    # opens on the other (same server, tool, arguments), but the request it would send is not
+    # the one the user saw, so the user is asked again and nothing is sent.
+    keys = rondo.StatePolicy()
+    app, first_replica = build(headers=SERVICE, state=keys)
+    other_app, second_replica = build(headers=SERVICE, state=keys,
+                                      base_url="http://fastapi.local/v2")
+    first = Client(first_replica, caps=FORM_CAPS).tool("delete_item", {"item_id": 1})
+    retry = Client(second_replica, caps=FORM_CAPS).result("tools/call", {
         "name": "delete_item", "arguments": {"item_id": 1},
         "inputResponses": {"confirm": accept({"confirm": True})},
         "requestState": first["requestState"]})
     assert retry["resultType"] == "input_required"
     assert "DELETE http://fastapi.local/v2/items/1" in \
         retry["inputRequests"]["confirm"]["params"]["message"]
-    assert app.state.deleted == []
+    assert app.state.deleted == [] and other_app.state.deleted == []
 
 
 def test_clients_without_elicitation_are_refused_or_run_as_configured():
