@@ -359,3 +359,84 @@ async def test_the_client_side_streams_and_resumes_from_its_cursor() -> None:
         with pytest.raises(rondo.client.ClientError, match="poll instead"):
             async with EventsClient(legacy).stream("incident.created"):
                 pass
+
+
+def _certificate(tmp_path: Any, name: str) -> tuple[str, str]:
+    """A self-signed certificate and key for `name` (PEM files)."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=1)).not_valid_after(now + dt.timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / f"{name}.pem", tmp_path / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                           serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return str(cert_path), str(key_path)
+
+
+def test_https_delivery_goes_to_the_checked_address_with_the_host_name_for_tls(tmp_path: Any) -> None:
+    """The POST connects to the address the resolver gave (127.0.0.1 here) while TLS checks the
+    certificate against the URL's host name (SNI), and Host names it too."""
+    import ssl
+
+    cert, key = _certificate(tmp_path, "hook.test")
+    other_cert, other_key = _certificate(tmp_path, "other.test")
+
+    async def go() -> None:
+        seen: list[dict[str, str]] = []
+
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await reader.readline()
+                headers: dict[str, str] = {}
+                while (raw := (await reader.readline()).decode().rstrip("\r\n")):
+                    name, _, value = raw.partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                await reader.readexactly(int(headers.get("content-length", "0")))
+                seen.append(headers)
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+                await writer.drain()
+            except (ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+                pass
+            finally:
+                writer.close()
+
+        async def resolver(host: str, port: int) -> list[str]:
+            return ["127.0.0.1"]
+
+        key_bytes = base64.b64decode(SECRET[6:])
+        for served_cert, served_key, ok in ((cert, key, True), (other_cert, other_key, False)):
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(served_cert, served_key)
+            server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=context)
+            port = server.sockets[0].getsockname()[1]
+            trust = ssl.create_default_context(cafile=cert)  # the client trusts hook.test's cert
+            delivery = Delivery(resolver=resolver, allow_private=True, attempts=1, verify=trust)
+            try:
+                if ok:
+                    await delivery.send(f"https://hook.test:{port}/in", key_bytes, "evt_1", b"{}", {})
+                    assert seen[-1]["host"] == f"hook.test:{port}"
+                else:  # a certificate for another name is refused, as a category
+                    with pytest.raises(WebhookError) as err:
+                        await delivery.send(f"https://hook.test:{port}/in", key_bytes, "evt_1", b"{}", {})
+                    assert err.value.category == "tls_error"
+            finally:
+                await delivery.aclose()
+                server.close()
+                await server.wait_closed()
+        assert len(seen) == 1
+
+    asyncio.run(go())

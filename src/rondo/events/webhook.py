@@ -117,11 +117,12 @@ async def pick_address(host: str, port: int, *, allow_private: bool,
 
 class Delivery:
     """How a server POSTs to callback URLs: `attempts` tries per message (backoff `backoff` s,
-    doubling), `timeout` s per try, private targets and http only when allowed."""
+    doubling), `timeout` s per try, private targets and http only when allowed, `verify` the
+    TLS trust (default the system's)."""
 
     def __init__(self, *, attempts: int = 5, backoff: float = 1.0, timeout: float = 10.0,
                  allow_private: bool = False, allow_http: bool = False,
-                 resolver: Resolver = system_resolver) -> None:
+                 resolver: Resolver = system_resolver, verify: Any = True) -> None:
         if not 1 <= attempts <= 20 or backoff < 0 or not timeout > 0:
             raise ValueError("attempts must be 1-20, backoff >= 0 and timeout > 0")
         self.attempts = attempts
@@ -130,6 +131,7 @@ class Delivery:
         self.allow_private = allow_private
         self.allow_http = allow_http
         self.resolver = resolver
+        self.verify = verify  # TLS verification for httpx: True, or an ssl.SSLContext / CA file
         self._client: Any = None
 
     def _http(self) -> Any:
@@ -137,7 +139,7 @@ class Delivery:
             import httpx
 
             self._client = httpx.AsyncClient(follow_redirects=False, timeout=self.timeout,
-                                             trust_env=False)
+                                             trust_env=False, verify=self.verify)
         return self._client
 
     async def post_once(self, url: str, body: bytes, headers: Mapping[str, str]) -> tuple[int, bytes]:
