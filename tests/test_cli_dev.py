@@ -266,3 +266,46 @@ def test_a_command_or_url_target_is_driven_as_a_client_would() -> None:
                 return result
 
     assert asyncio.run(go())["content"][0]["text"] == "flo likes red."
+
+
+def test_a_changed_server_file_is_loaded_again_and_a_broken_one_is_reported(tmp_path: Path) -> None:
+    import contextlib
+
+    from rondo.cli.dev import Reloader
+
+    app = tmp_path / "growing.py"
+    app.write_text("import rondo\nserver = rondo.Server('growing', state=None)\n\n\n"
+                   "@server.tool\ndef one() -> str:\n    '''One.'''\n    return '1'\n")
+    server = load_server(str(app))
+
+    async def go() -> tuple[list[str], list[str], list[str], Any]:
+        running = contextlib.AsyncExitStack()
+        await running.enter_async_context(server.started())
+        async with Bridge(server) as bridge:
+            reloader = Reloader(str(app), bridge, running)
+            transport = httpx.ASGITransport(app=DevApp(bridge, SECRET))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:5555") as http:
+                async def tools() -> list[str]:
+                    path, headers = _api("offer")
+                    return [t["name"] for t in (await http.post(path, json={}, headers=headers)).json()["tools"]]
+
+                before = await tools()
+                assert await reloader.check() is False  # nothing changed
+                app.write_text(app.read_text() + "\n\n@server.tool\ndef two() -> str:\n    '''Two.'''\n    return '2'\n")
+                reloader.seen = -1  # as if the clock moved (mtime granularity)
+                assert await reloader.check() is True
+                after = await tools()
+                app.write_text("import rondo\ndef broken(:\n")
+                reloader.seen = -1
+                assert await reloader.check() is False
+                still = await tools()
+                path, headers = _api("pending")
+                events = (await http.post(path, json={}, headers=headers)).json()["events"]
+            await reloader.running.aclose()
+        return before, after, still, events
+
+    before, after, still, events = asyncio.run(go())
+    assert before == ["one"] and after == ["one", "two"] and still == ["one", "two"]
+    reloads = [e for e in events if e["kind"] == "reload"]
+    assert reloads[0]["ok"] is True and reloads[1]["ok"] is False
+    assert "SyntaxError" in reloads[1]["error"]

@@ -123,3 +123,37 @@ def test_the_official_reference_server_through_its_elicitation_and_sampling_tool
     assert '"titledSingleSelectEnum":"hero-3"' in raw and '"integer":42' in raw
     assert "Say hello" in seen["sampleShown"]
     assert "hello from a person" in seen["sampled"]
+
+
+def test_the_page_follows_a_server_file_that_changes(tmp_path: Path) -> None:
+    chromium = binary("chromium", "chromium")
+    node = shutil.which("node")
+    if node is None or not (PEER / "node_modules" / "playwright-core").is_dir():
+        missing("playwright-core (tests/peers/browser/node_modules)", "npm ci in tests/peers/browser")
+    assert node is not None
+    app = tmp_path / "growing.py"
+    app.write_text("import rondo\nserver = rondo.Server('growing', state=None)\n\n\n"
+                   "@server.tool\ndef one() -> str:\n    '''One.'''\n    return '1'\n")
+    proc = subprocess.Popen([sys.executable, "-m", "rondo", "dev", str(app), "--no-browser"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"at (http://127\.0\.0\.1:\d+/#secret=\S+)", proc.stderr.readline())
+        assert found
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        driver = subprocess.Popen([node, str(PEER / "dev_flow.mjs"), found.group(1), str(SHOTS),
+                                   chromium, "reload"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, cwd=PEER)
+        assert driver.stdout is not None
+        assert driver.stdout.readline().strip() == "READY"  # the page is up with the old file
+        app.write_text(app.read_text() + "\n\n@server.tool\ndef added() -> str:\n"
+                       "    '''Added while the page was open.'''\n    return 'new tool'\n")
+        out, err = driver.communicate(timeout=60)
+        assert driver.returncode == 0, err[-3000:]
+        seen = json.loads(out.strip().splitlines()[-1])
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert seen["reloadNote"].endswith("reloaded growing")
+    assert seen["added"] == "new tool"

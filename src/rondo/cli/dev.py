@@ -51,14 +51,7 @@ class Bridge:
     happened since the page last looked."""
 
     def __init__(self, target: Any) -> None:
-        from ..client.session import Client
-        from ..tasks.client import TasksClient
-
-        self.client = Client(target, name="rondo-dev", on_elicit=self._elicit,
-                             on_sample=self._sample, on_roots=self._roots,
-                             elicit_modes=("form", "url"), timeout=None, log_level="info",
-                             on_notification=self._notified,
-                             tasks=TasksClient(on_status=self._task_status))
+        self.client = self._client_for(target)
         self.pending: dict[str, tuple[Json, asyncio.Future[Json]]] = {}
         self._ids = itertools.count(1)
         self.events: list[Json] = []
@@ -108,6 +101,25 @@ class Bridge:
         if isinstance(roots, list):
             self.roots = [r["uri"] for r in roots if isinstance(r, dict) and isinstance(r.get("uri"), str)]
         return answer
+
+    def _client_for(self, target: Any) -> Any:
+        from ..client.session import Client
+        from ..tasks.client import TasksClient
+
+        return Client(target, name="rondo-dev", on_elicit=self._elicit, on_sample=self._sample,
+                      on_roots=self._roots, elicit_modes=("form", "url"), timeout=None,
+                      log_level="info", on_notification=self._notified,
+                      tasks=TasksClient(on_status=self._task_status))
+
+    async def swap(self, target: Any) -> None:
+        """Talk to `target` from now on (a reloaded server): questions still open are dropped,
+        the old client closed once the new one is connected."""
+        new = self._client_for(target)
+        await new.__aenter__()
+        old, self.client = self.client, new
+        for _, future in list(self.pending.values()):
+            future.cancel()
+        await old.__aexit__(None, None, None)
 
     async def __aenter__(self) -> Bridge:
         await self.client.__aenter__()
@@ -274,6 +286,56 @@ async def _send(send: Send, status: int, body: bytes, kind: bytes,
     await send({"type": "http.response.body", "body": body})
 
 
+class Reloader:
+    """Loads the server file again when it changes and swaps the bridge onto the new server
+    (its lifespan hooks started first, the old server's stopped after). A file that fails to
+    load leaves the running server as it was and says why on the page."""
+
+    def __init__(self, target: str, bridge: Bridge, running: contextlib.AsyncExitStack) -> None:
+        from pathlib import Path
+
+        self.target = target
+        self.path = Path(target.rsplit(":", 1)[0] if target.count(":") == 1 else target)
+        self.bridge = bridge
+        self.running = running  # the current server's lifespan
+        self.seen = self._stamp()
+
+    def _stamp(self) -> int:
+        try:
+            return self.path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    async def check(self) -> bool:
+        """Reload if the file changed since the last look; True when the server was swapped."""
+        stamp = self._stamp()
+        if stamp == self.seen:
+            return False
+        self.seen = stamp
+        from ..fleet.loader import load_server
+
+        try:
+            server = load_server(self.target)
+        except (Exception, SystemExit) as exc:
+            self.bridge.event("reload", ok=False, error=f"{type(exc).__name__}: {exc}")
+            return False
+        running = contextlib.AsyncExitStack()
+        await running.enter_async_context(server.started())
+        await self.bridge.swap(server)
+        await self.running.aclose()
+        self.running = running
+        self.bridge.event("reload", ok=True, name=server.name)
+        return True
+
+    async def watch(self, interval: float = 0.5) -> None:
+        try:
+            while True:
+                await asyncio.sleep(interval)
+                await self.check()
+        finally:
+            await self.running.aclose()
+
+
 def dev_command(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="rondo dev",
@@ -303,7 +365,7 @@ def dev_command(argv: list[str]) -> int:
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(server, target, args.port, not args.no_browser))
+            asyncio.run(_serve(server, target, args.port, not args.no_browser, args.app))
     except (ClientError, McpError, OSError) as exc:
         print(f"rondo dev: cannot reach the server: {exc}", file=sys.stderr)
         return 1
@@ -318,7 +380,7 @@ def is_served_elsewhere(target: str) -> bool:
     return not path.endswith(".py") or " " in target.strip()
 
 
-async def _serve(server: Any, target: Any, port: int, browser: bool) -> None:
+async def _serve(server: Any, target: Any, port: int, browser: bool, source: str | None = None) -> None:
     import socket
 
     import uvicorn
@@ -328,9 +390,13 @@ async def _serve(server: Any, target: Any, port: int, browser: bool) -> None:
     sock.bind(("127.0.0.1", port))
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/#secret={secret}"
     async with contextlib.AsyncExitStack() as stack:
+        running = contextlib.AsyncExitStack()
         if server is not None:
-            await stack.enter_async_context(server.started())
+            await running.enter_async_context(server.started())
         bridge = await stack.enter_async_context(Bridge(target))
+        if server is not None and isinstance(source, str):
+            watcher = asyncio.ensure_future(Reloader(source, bridge, running).watch())
+            stack.callback(watcher.cancel)
         config = uvicorn.Config(DevApp(bridge, secret), log_level="warning", lifespan="off")
         name = (bridge.client.server_info or {}).get("name", "server")
         print(f"rondo dev: {name} at {url}", file=sys.stderr, flush=True)

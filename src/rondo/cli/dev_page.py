@@ -144,13 +144,15 @@ let since = 0;
 function describe(e) {
   if (e.kind === "progress") return "progress " + e.progress + (e.total ? "/" + e.total : "") + (e.message ? " " + e.message : "");
   if (e.kind === "log") return "[" + e.level + "] " + (e.logger ? e.logger + ": " : "") + (typeof e.data === "string" ? e.data : JSON.stringify(e.data));
+  if (e.kind === "reload") return e.ok ? "reloaded " + e.name : "reload failed: " + e.error;
   if (e.kind === "task") return "task " + e.taskId + " " + e.status + (e.message ? ": " + e.message : "");
   return JSON.stringify(e);
 }
 async function poll() {
   try {
     const {questions, events} = await api("pending", {since});
-    for (const e of events) { since = Math.max(since, e.seq); note(describe(e)); }
+    for (const e of events) { since = Math.max(since, e.seq); note(describe(e));
+      if (e.kind === "reload") { if (e.ok) { banner(""); await render(); } else banner("The server file did not load: " + e.error + " (still serving the last version)"); } }
     const asks = document.getElementById("asks");
     const ids = new Set(questions.map(q => q.id));
     for (const [id, el] of shown) if (!ids.has(id)) { el.remove(); shown.delete(id); }
@@ -203,11 +205,16 @@ function askCard(q) {
 function banner(text) { const b = document.getElementById("banner"); b.textContent = text; b.style.display = text ? "block" : "none"; }
 async function start() {
   if (!secret) { banner("Open the exact URL rondo dev printed: it carries this run's secret."); return; }
+  await render();
+  document.body.dataset.ready = "yes";
+  poll();
+}
+async function render() {
   const offer = await api("offer");
   const info = offer.server || {};
   document.getElementById("title").textContent = info.name || "server";
   document.getElementById("subtitle").textContent = info.version || "";
-  const root = document.getElementById("offer");
+  const root = document.getElementById("offer"); root.replaceChildren();
   const section = (title, items) => { root.append($("h2", {text: title + " (" + items.length + ")"})); items.forEach(i => root.append(i)); };
   section("Tools", offer.tools.map(t => card("tool", t.name, t.description, t.inputSchema, "call", v => ({name: t.name, arguments: v}))));
   section("Resources", offer.resources.map(r => card("resource", r.uri, r.description, {}, "read", () => ({uri: r.uri}))));
@@ -217,8 +224,6 @@ async function start() {
   section("Prompts", offer.prompts.map(p => { const args = p.arguments || [];
     const schema = {type: "object", properties: Object.fromEntries(args.map(a => [a.name, {type: "string", description: a.description}])), required: args.filter(a => a.required).map(a => a.name)};
     return card("prompt", p.name, p.description, schema, "prompt", v => ({name: p.name, arguments: v})); }));
-  document.body.dataset.ready = "yes";
-  poll();
 }
 start().catch(e => banner(e.message));
 </script></body></html>

@@ -1,7 +1,7 @@
 // Drives `rondo dev examples/preferences.py` in headless Chromium by clicking and typing only:
 // a form question, two rounds, a URL consent then a state-only round, a template read and a
 // prompt. Prints one JSON line of what the page showed; screenshots go to argv[3].
-// usage: node dev_flow.mjs URL SCREENSHOT_DIR CHROMIUM [preferences|deploy|asking|everything]
+// usage: node dev_flow.mjs URL SCREENSHOT_DIR CHROMIUM [preferences|deploy|asking|everything|reload]
 import { chromium } from "playwright-core";
 
 const [url, shots, executablePath, scenario = "preferences"] = process.argv.slice(2);
@@ -49,6 +49,18 @@ try {
     await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some(li => li.textContent.includes(" completed")));
     seen.timeline = await page.locator("#timeline li").allTextContents();
     await page.screenshot({ path: `${shots}/dev-task-done.png`, fullPage: true });
+    console.log(JSON.stringify(seen));
+    await browser.close();
+    process.exit(0);
+  }
+  if (scenario === "reload") {
+    // The test rewrites the server file once the page says it is ready; the page shows the
+    // new tool without being reloaded by hand, and the old one still answers.
+    console.log("READY");
+    await page.waitForSelector("[data-testid='tool-added']", { timeout: 20000 });
+    seen.reloadNote = await page.locator("#timeline li", { hasText: "reloaded" }).first().textContent();
+    await page.click("[data-testid='tool-added']");
+    seen.added = await resultOf("tool:added");
     console.log(JSON.stringify(seen));
     await browser.close();
     process.exit(0);
