@@ -440,3 +440,17 @@ def test_https_delivery_goes_to_the_checked_address_with_the_host_name_for_tls(t
         assert len(seen) == 1
 
     asyncio.run(go())
+
+
+@run_async
+async def test_poll_works_on_a_2025_11_25_session_too() -> None:
+    from rondo.client.events import EventsClient
+
+    server, _ = make()
+    async with rondo.Client(server, protocol="2025-11-25") as legacy:
+        assert legacy.era != "modern"
+        ev = EventsClient(legacy)
+        start = (await ev.poll("incident.created", {"severity": "P1"}))["cursor"]
+        await server.emit("incident.created", {"severity": "P1", "n": 1})
+        page = await ev.poll("incident.created", {"severity": "P1"}, cursor=start)
+        assert [e["data"]["n"] for e in page["events"]] == [1]
