@@ -190,3 +190,11 @@ def test_the_byte_filter_lets_ordinary_messages_by() -> None:
     assert not may_be_deep(body(10))
     assert may_be_deep(body(FITS + 1))
     assert VERSION  # the helpers' version is the one the bodies carry
+
+
+def test_the_length_guard_is_exact() -> None:
+    # The shortest body nesting MAX_DEPTH + 1 levels is all brackets: it must still be counted.
+    shortest = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
+    assert too_deep(json.loads(shortest)) and may_be_deep(shortest)
+    fits = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    assert not too_deep(json.loads(fits)) and not may_be_deep(fits)

@@ -8,9 +8,9 @@ chain; an uncaught RecursionError out of the typed lane without one). Beyond abo
 the JSON decoder itself gives up (a RecursionError): that body gets the same -32602, without an
 id since none could be read (`errors.undecodable`).
 
-The check costs two byte counts per message: only a body holding more than `MAX_DEPTH` opening
-brackets (in strings or not) can be too deep, and only such a body is decoded the general way
-and walked, level by level, without recursion.
+The check costs a length test per message, and two byte counts for one over 258 bytes: only a
+body holding more than `MAX_DEPTH` opening brackets (in strings or not) can be too deep, and only
+such a body is decoded the general way and walked, level by level, without recursion.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ MAX_DEPTH = 128
 
 
 def may_be_deep(raw: bytes) -> bool:
-    """Could this body nest deeper than `MAX_DEPTH`? False for nearly every real message."""
-    return raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+    """Could this body nest deeper than `MAX_DEPTH`? False for nearly every real message.
+    Nesting `MAX_DEPTH + 1` levels takes that many opening and closing brackets, so a shorter
+    body is not even counted."""
+    return len(raw) > 2 * MAX_DEPTH + 1 and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
