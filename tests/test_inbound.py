@@ -3,13 +3,16 @@ answers from what arrived alone, the same way for every front end that asks it."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import rondo
+from rondo.cli.dev import Bridge, DevApp
 from rondo.fleet.front import Front
 from rondo.transport.http import HttpApp
 from rondo.transport.http.asgi import Headers
@@ -259,3 +262,21 @@ def test_check_header_compares_the_stripped_value() -> None:
     check_header(headers(mcp_method=" tools/call\t"), b"mcp-method", "Mcp-Method", "tools/call")
     with pytest.raises(McpError, match="does not match body value 'tools/list'"):
         check_header(headers(mcp_method="tools/call"), b"mcp-method", "Mcp-Method", "tools/list")
+
+
+@pytest.mark.parametrize("host", ["localhost", "LOCALHOST:8000", "127.0.0.1:1", "[::1]:2",
+                                  "evil.example", "localhost.evil.example", "[::1"])
+def test_every_http_front_end_answers_a_host_the_same_way(host: str) -> None:
+    """The endpoint, the fleet front and `rondo dev`'s page, each on its loopback default."""
+    server = rondo.Server("hosts", state=None)
+    expected = HostCheck(["localhost", "127.0.0.1", "[::1]"])(headers(host=host))
+    assert HttpApp(server).host_ok(headers(host=host)) is expected
+    assert (Front(None, server)._refusal({b"host": host.encode()}) is None) is expected
+
+    async def page() -> int:
+        async with server.started(), Bridge(server) as bridge:
+            transport = httpx.ASGITransport(app=DevApp(bridge, "secret"))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+                return (await http.get("/", headers={"host": host})).status_code
+
+    assert asyncio.run(page()) == (200 if expected else 403)

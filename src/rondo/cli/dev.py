@@ -30,13 +30,14 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..transport.http.inbound import LOOPBACK_HOSTS, hostname
+
 Json = dict[str, Any]
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 SECRET_HEADER = b"x-rondo-dev-secret"
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 MAX_BODY = 1 << 20
 CSP = (b"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        b"connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; "
@@ -209,7 +210,7 @@ class DevApp:
             return
         headers = {k.lower(): v for k, v in scope["headers"]}
         host = headers.get(b"host", b"").decode("latin-1")
-        if _hostname(host) not in LOOPBACK:
+        if hostname(host) not in LOOPBACK_HOSTS:  # the HTTP endpoint's own host rule
             await _reply(send, 403, {"error": "this page answers on loopback names only"})
             return
         method, path = scope["method"], scope["path"]
@@ -251,11 +252,6 @@ class DevApp:
             return
         await _reply(send, 200, answer)
 
-
-def _hostname(host: str) -> str:
-    if host.startswith("["):
-        return host[: host.find("]") + 1]
-    return host.rsplit(":", 1)[0] if ":" in host else host
 
 
 async def _body(receive: Receive) -> bytes | None:
