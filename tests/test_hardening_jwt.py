@@ -140,8 +140,6 @@ def test_bad_signatures_under_a_known_kid_fetch_at_most_once_per_min_refresh() -
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="needs issue 37 defect 11 (a header block whose end arrives in "
-                   "the last read passes the limit), owned by the transport work; remove this mark when it lands")
 @pytest.mark.parametrize("http", ["httptools", "h11"])
 def test_a_token_over_the_header_limit_gets_431_not_401(http: str, free_port: int) -> None:
     import socket
