@@ -25,12 +25,12 @@ SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
              ("rondo.server.server", "rondo.core.core")}
 # Names only for type checkers (under TYPE_CHECKING): what a registry API is typed with.
 TYPE_ONLY = {("rondo.server.server", "rondo.core.core"),  # `Server.core -> Core`
-             ("rondo.server.method", "rondo.core.core")}  # a handler is `(core, request)`
+             ("rondo.server.method", "rondo.core.core"),  # a handler is `(core, request)`
+             ("rondo.client.session", "rondo.tasks.client")}  # what `client.task()` returns
 # Climbs the split of `server/` into server/core/legacy/tasks laid bare (issue 36). Each is
 # removed by the steps that follow; this set may only shrink (a test below holds that every
 # entry is still a real climb, so a fixed one must be struck off).
 PENDING = {
-    ("rondo.client.session", "rondo.tasks.client"),
     ("rondo.core.methods", "rondo.legacy.ask"),
     ("rondo.server.context", "rondo.core.modern"),
     ("rondo.server.context", "rondo.legacy.ask"),
@@ -173,25 +173,42 @@ def test_the_resolver_sees_a_module_that_is_gone(tmp_path: Path) -> None:
                      "rondo.legacy.a:4 imports rondo.<beyond the top>.mrtr.ask"]
 
 
-# `Client(tasks=True)` still builds its half itself; issue 36 moves that behind a facade.
-TASKS_PENDING = {"rondo.client.session"}
+# The tables of bundled defaults, loaded by name only when an option asks for them.
+BUNDLED_TABLES = {"rondo.server.bundled", "rondo.client.bundled"}
+# Names for type checkers only: what `client.task()` and `client.start_tool()` return.
+TASKS_TYPE_ONLY = {("rondo.client.session", "rondo.tasks.client")}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
 
 
 def names_of_tasks(root: Path = SRC / "rondo") -> list[str]:
-    """Layer modules outside `tasks/` that import the tasks extension or name its package. The
-    one allowed is the table of bundled defaults (`server/bundled.py`); the public face above
-    the layers (`rondo call`) is a user of `rondo.tasks` like any other."""
+    """Layer modules outside `tasks/` that import the tasks extension or name its package in
+    code (documentation may speak of it). Allowed: the tables of bundled defaults, and the
+    type-only names above; the public face above the layers (`rondo call`) is a user of
+    `rondo.tasks` like any other."""
     found = []
     for path in sorted(root.rglob("*.py")):
         module = _module_name(path)
-        if _layer(module) in (None, "tasks") or module in TASKS_PENDING | {"rondo.server.bundled"}:
+        if _layer(module) in (None, "tasks") or module in BUNDLED_TABLES:
             continue
-        found += [f"{module}:{line} imports {target}" for target, line, _ in imports_of(path)
-                  if target == "rondo.tasks" or target.startswith("rondo.tasks.")]
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "rondo.tasks" in node.value:
-                first = node.value.strip().splitlines()[0] if node.value.strip() else ""
-                found.append(f"{module}:{node.lineno} names rondo.tasks ({first[:40]!r})")
+        found += [f"{module}:{line} imports {target}"
+                  for target, line, _, typing in typed_imports_of(path)
+                  if (target == "rondo.tasks" or target.startswith("rondo.tasks."))
+                  and not (typing and (module, target) in TASKS_TYPE_ONLY)]
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+                    and "rondo.tasks" in node.value):
+                found.append(f"{module}:{node.lineno} names rondo.tasks ({node.value[:40]!r})")
     return found
 
 

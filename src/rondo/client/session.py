@@ -97,6 +97,8 @@ class ClientExtension(Protocol):
     name: str
     capability: Mapping[str, Any]
     result_types: Mapping[str, ResultHandler]
+    # Optional, looked up by name: `on_call_tool(client, name, params)` -> a `CallToolResult`
+    # when it answered the call itself (a 2025-11-25 task), or None to let it go as usual.
 
 
 def _version() -> str:
@@ -152,9 +154,9 @@ class Client:
         tracing: bool = False,
     ) -> None:
         if tasks:
-            from ..tasks.client import TasksClient
+            from .bundled import bundled
 
-            extensions = [*extensions, tasks if not isinstance(tasks, bool) else TasksClient()]
+            extensions = [*extensions, tasks if not isinstance(tasks, bool) else bundled("tasks").TasksClient()]
         self.tasks = tasks is not False  # the tasks extension (docs/tasks.md) was asked for
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r} (one of {', '.join(LOG_LEVELS)})")
@@ -167,6 +169,8 @@ class Client:
         self.client_info: Json = {"name": name, "version": version or _version()}
         declared = dict(capabilities or {})
         self.result_types: dict[str, ResultHandler] = {}
+        self._call_hooks = [hook for ext in extensions
+                            if (hook := getattr(ext, "on_call_tool", None)) is not None]
         for ext in extensions:
             declared.setdefault("extensions", {})[ext.name] = dict(ext.capability)
             for kind, handle in ext.result_types.items():
@@ -399,9 +403,23 @@ class Client:
     def unfollow_stream(self, stream_id: str) -> None:
         self._subscriptions.pop(stream_id, None)
 
-    async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Json:
-        """Any request, raw: the result dict (the envelope is added for you)."""
-        return await self._rpc(method, params or {})
+    async def request(self, method: str, params: Mapping[str, Any] | None = None, *,
+                      timeout: float | None | bool = True) -> Json:
+        """Any request, raw: the result dict (the envelope is added for you). `timeout` None
+        waits as long as the server takes (True: the client's). The facade an extension's
+        client half uses."""
+        return await self._rpc(method, params or {}, timeout=timeout)
+
+    async def call_raw(self, name: str, arguments: Mapping[str, Any] | None = None) -> Json:
+        """Call a tool, its input_required rounds answered by the handlers, and return the
+        final result dict as sent (any `resultType`, untouched by extensions)."""
+        params: Json = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        headers = await self._param_headers(name, params.get("arguments"))
+        send = self._sender("tools/call", None, headers)
+        return await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
+                           deadline=self.deadline)
 
     # -- notifications and server requests -------------------------------------------------------
 
@@ -537,11 +555,11 @@ class Client:
         params: Json = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        if self.tasks and self.era == "legacy" and not manual:
-            from ..tasks.client import legacy_call, legacy_wants_task
-
-            if await legacy_wants_task(self, name):  # 2025-11-25 experimental tasks
-                return await legacy_call(self, params, self._task_status())
+        if not manual:
+            for hook in self._call_hooks:  # an extension may answer it (2025-11-25 tasks)
+                answered: CallToolResult | None = await hook(self, name, params)
+                if answered is not None:
+                    return answered
         headers = await self._param_headers(name, params.get("arguments"))
         try:
             called: CallToolResult | PendingCall = await self._mrtr(
@@ -560,34 +578,18 @@ class Client:
     def task(self, task_id: str) -> TaskHandle:
         """A handle on a task by id (one this client started, or another process): poll,
         update, cancel or wait for it."""
-        from ..tasks.client import TaskHandle
+        from .bundled import bundled
 
-        return TaskHandle(self, task_id)
+        handle: TaskHandle = bundled("tasks").TaskHandle(self, task_id)
+        return handle
 
     async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> TaskHandle | CallToolResult:
         """Call a tool without following a task: its MRTR rounds are answered by the handlers,
         then a `TaskHandle` comes back if the server made a task (else the ordinary result)."""
-        from ..tasks.client import TaskHandle
+        from .bundled import bundled
 
-        params: Json = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
-        headers = await self._param_headers(name, params.get("arguments"))
-        send = self._sender("tools/call", None, headers)
-        final = await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
-                            deadline=self.deadline)
-        if result_type(final) == "task":
-            if not isinstance(final.get("taskId"), str):
-                raise ProtocolError("server answered with a task that has no taskId")
-            return TaskHandle(self, final["taskId"], {k: v for k, v in final.items() if k != "resultType"})
-        return convert(final, CallToolResult, "tools/call result")
-
-    def _task_status(self) -> Any:
-        for handle in self.result_types.values():
-            owner = getattr(handle, "__self__", None)
-            if getattr(owner, "name", None) == "io.modelcontextprotocol/tasks":
-                return getattr(owner, "on_status", None)
-        return None
+        started: TaskHandle | CallToolResult = await bundled("tasks").start_tool(self, name, arguments)
+        return started
 
     @overload
     async def read_resource(

@@ -94,18 +94,18 @@ class TaskHandle:
 
     async def get(self) -> Json:
         """`tasks/get`: the task now (its result, error or input requests inlined)."""
-        task = _check_task(await self.client._rpc("tasks/get", {"taskId": self.task_id}), "tasks/get result")
+        task = _check_task(await self.client.request("tasks/get", {"taskId": self.task_id}), "tasks/get result")
         self.last = task
         return task
 
     async def update(self, responses: Mapping[str, Any]) -> None:
         """`tasks/update`: answers to (some of) the task's outstanding input requests."""
-        await self.client._rpc("tasks/update", {"taskId": self.task_id, "inputResponses": dict(responses)})
+        await self.client.request("tasks/update", {"taskId": self.task_id, "inputResponses": dict(responses)})
         self._answered.update(responses)
 
     async def cancel(self) -> None:
         """`tasks/cancel`: ask the server to stop it (cooperative; poll to see it end)."""
-        await self.client._rpc("tasks/cancel", {"taskId": self.task_id})
+        await self.client.request("tasks/cancel", {"taskId": self.task_id})
 
     async def wait(self, *, on_status: StatusCallback | None = None,
                    answer: bool = True) -> CallToolResult:
@@ -183,12 +183,31 @@ class TasksClient:
         self.on_status = on_status
         self.result_types: Mapping[str, ResultHandler] = {"task": self.follow}
 
+    async def on_call_tool(self, client: Client, name: str, params: Json) -> CallToolResult | None:
+        """On a 2025-11-25 session, a tool that requires a task is called as one."""
+        if client.era == "legacy" and await legacy_wants_task(client, name):
+            return await legacy_call(client, params, self.on_status)
+        return None
+
     async def follow(self, client: Client, method: str, params: Json, result: Json) -> Json:
         if method != "tools/call":
             raise ProtocolError(f"server answered {method} with a task; only tools/call may be one")
         task = _check_task(result, "the task result")
         handle = TaskHandle(client, task["taskId"], {k: v for k, v in task.items() if k != "resultType"})
         return await handle.wait_raw(on_status=self.on_status)
+
+
+async def start_tool(client: Client, name: str, arguments: Mapping[str, Any] | None = None) -> TaskHandle | CallToolResult:
+    """`client.start_tool(...)`: call a tool without following a task; a `TaskHandle` if the
+    server made one, else the ordinary result."""
+    from ..client.types import CallToolResult, convert
+
+    final = await client.call_raw(name, arguments)
+    if final.get("resultType") == "task":
+        if not isinstance(final.get("taskId"), str):
+            raise ProtocolError("server answered with a task that has no taskId")
+        return TaskHandle(client, final["taskId"], {k: v for k, v in final.items() if k != "resultType"})
+    return convert(final, CallToolResult, "tools/call result")
 
 
 # -- 2025-11-25 experimental tasks ---------------------------------------------------------------
@@ -213,7 +232,7 @@ async def legacy_call(client: Client, params: Json, on_status: StatusCallback | 
     requests (answered by the client's handlers like any server request)."""
     from ..client.types import CallToolResult, convert
 
-    created = await client._rpc("tools/call", {**params, "task": {}})
+    created = await client.request("tools/call", {**params, "task": {}})
     task = created.get("task")
     if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
         return convert(created, CallToolResult, "tools/call result")  # it answered directly
@@ -227,14 +246,14 @@ async def legacy_call(client: Client, params: Json, on_status: StatusCallback | 
             interval = task.get("pollInterval")
             await asyncio.sleep(min(interval if isinstance(interval, int) and interval > 0
                                     else DEFAULT_POLL_MS, MAX_POLL_MS) / 1000)
-            task = await client._rpc("tasks/get", {"taskId": task_id})
+            task = await client.request("tasks/get", {"taskId": task_id})
         if task.get("status") == "cancelled":
             raise TaskWasCancelled(task)
-        result = await client._rpc("tasks/result", {"taskId": task_id}, timeout=None)
+        result = await client.request("tasks/result", {"taskId": task_id}, timeout=None)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             async with asyncio.timeout(CANCEL_TIMEOUT):
-                await asyncio.shield(client._rpc("tasks/cancel", {"taskId": task_id}))
+                await asyncio.shield(client.request("tasks/cancel", {"taskId": task_id}))
         raise
     return convert(result, CallToolResult, "tasks/result")
 
