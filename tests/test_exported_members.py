@@ -40,7 +40,7 @@ PUBLIC = {
     "rondo.paths": {"MAX_LENGTH", "PathRefused", "inside"},
     "rondo.roots": {"MISSING", "Root", "RootList", "list", "response"},
     "rondo.sampling": {"MISSING", "SamplingResult", "create_message", "response"},
-    "rondo.server": {"Method", "Request"},
+    "rondo.server": {"Method", "Request", "Wrap"},
     "rondo.state": {"DEFAULT_TTL", "ENV_KEYS", "Keyring", "MAX_TOKEN_CHARS", "MAX_TTL",
         "MemoryReplayStore", "REJECTED_MESSAGE", "RedisReplayStore", "ReplayStore",
         "StatePolicy", "UNBOUND_PARAMS", "new_secret_text", "open", "parse_env_keys", "seal"},

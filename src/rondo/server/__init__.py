@@ -1,7 +1,8 @@
-"""The server side: the registry users decorate, the method table, dialects and the Context.
+"""The server side: the registry users decorate and what extensions build from.
 
-`Method` and `Request` (for extensions) load on first use, so importing `rondo.Server` stays
-cheap for stdio servers that hosts spawn on demand.
+`Method` (a row of the method table), `Wrap` (an interceptor around a row) and `Request` (for
+extensions) load on first use, so importing `rondo.Server` stays cheap for stdio servers that
+hosts spawn on demand.
 """
 
 from __future__ import annotations
@@ -10,16 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .method import Method as Method
+    from .method import Wrap as Wrap
     from .request import Request as Request
 
-__all__ = ["Method", "Request"]
+__all__ = ["Method", "Request", "Wrap"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Method":
-        from .method import Method
+    if name in ("Method", "Wrap"):
+        from . import method
 
-        return Method
+        return getattr(method, name)
     if name == "Request":
         from .request import Request
 

@@ -74,8 +74,9 @@ class Wrap:
     `handler(core, request, call_next)`, where `call_next(core, request)` answers as the row it
     wraps would. The row keeps its era, gate, name field, `may_ask` and scopes.
 
-    For `tools/call`, `tools(tool) -> bool` says which tools it takes: every other tool keeps
-    the express and typed lanes (None: it takes every call, and those lanes are off).
+    For `tools/call`, `tools(tool) -> bool` says which tools it takes: the handler sees only
+    their calls, and every other tool keeps the express and typed lanes (None: it takes every
+    call, and those lanes are off).
     `suspends(core, params)` says whether it may wait where the wrapped row would not."""
 
     __slots__ = ("method", "handler", "tools", "suspends")
@@ -99,9 +100,14 @@ class Wrap:
 
     def around(self, row: Method) -> Method:
         """The row this wrap makes of `row`."""
-        inner, wrap = row.handler, self.handler
+        inner, wrap, takes = row.handler, self.handler, self.tools
 
         async def handler(core: Core, req: Request) -> dict[str, Any]:
+            if takes is not None:  # only its tools, on this path as on the fast lanes
+                name = req.params.get("name")
+                tool = core.server.tools.get(name) if isinstance(name, str) else None
+                if tool is None or not takes(tool):
+                    return await inner(core, req)
             return await wrap(core, req, inner)
 
         mine, theirs = self.suspends, row.suspends
