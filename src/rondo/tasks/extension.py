@@ -64,8 +64,9 @@ class Tasks:
     - `ttl_ms`: how long a task is kept from its creation (None: until the store drops it);
       `poll_interval_ms`: the polling pace suggested to clients.
     - `lease`: seconds a worker's claim on a running task lasts without renewal (renewed every
-      third of it, every running task of the loop at once); when it lapses, the task is failed
-      on the next look by any replica.
+      third of it: the worker's one heartbeat on a store that keeps them, every running task of
+      the loop at once otherwise); when it lapses, the task is failed on the next look by any
+      replica.
     - `watch_interval`: how often a `notifications/tasks` stream re-reads its tasks when no
       write woke it, and how often a keeper polls on a store without `on_change`.
     - `principal(ctx)`: who a request is; default the server's `StatePolicy.principal_of`
@@ -195,7 +196,10 @@ class Tasks:
     async def _get(self, core: Core, req: Request) -> dict[str, Any]:
         record = await self._find(core, req)
         if not record.terminal and record.lease is not None and record.lease < time.time():
-            record = await self._lost(record.id) or record
+            heartbeat = getattr(self.store, "heartbeat", None)
+            alive = None if heartbeat is None or record.worker is None else await heartbeat(record.worker)
+            if alive is None or alive < time.time():  # its worker's heartbeat stopped too
+                record = await self._lost(record.id, alive) or record
         return detailed_wire(record)
 
     async def _update(self, core: Core, req: Request) -> dict[str, Any]:
@@ -323,9 +327,9 @@ class Tasks:
 
         await self.store.modify(task_id, put)
 
-    async def _lost(self, task_id: str) -> TaskRecord | None:
+    async def _lost(self, task_id: str, alive: float | None = None) -> TaskRecord | None:
         def fail(rec: TaskRecord) -> bool:
-            if rec.terminal or rec.lease is None or rec.lease >= time.time():
+            if rec.terminal or rec.lease is None or max(rec.lease, alive or 0.0) >= time.time():
                 return False
             rec.status = FAILED
             rec.error = {"code": -32603, "message": LOST}

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rondo.tasks")
 
+SWEEP = 30  # heartbeats between two renewals of every task's own lease (10 min at lease=60)
+
 
 class Keeper:
     """The worker's side of one running task: answers and cancellation (leases: `Leases`)."""
@@ -175,16 +177,28 @@ class Leases:
             self.running.pop(launch.record.id, None)
 
     async def _renew(self) -> None:
+        """Every third of the lease: one heartbeat for the whole worker when the store keeps
+        them (`beat`), so the cost does not grow with the tasks; every `SWEEP`-th time (or
+        every time, on a store without heartbeats) each task's own lease as well, which also
+        finds tasks that expired while running."""
         tasks = self.tasks
         store = tasks.store
+        beat = getattr(store, "beat", None)
         renew_many = getattr(store, "renew_many", None)
+        ticks = 0
         while self.running:
             await asyncio.sleep(tasks.lease / 3)
             ids = list(self.running)
             if not ids:
                 break
+            ticks += 1
             until = time.time() + tasks.lease
+            missed: list[str] = []
             try:
+                if callable(beat):
+                    await beat(tasks.worker_id, until)
+                    if ticks % SWEEP:
+                        continue
                 if callable(renew_many):
                     missed = await renew_many(ids, until)
                 else:
@@ -194,7 +208,7 @@ class Leases:
             except Exception:
                 log.exception("could not renew the leases of %d tasks; retrying", len(ids))
                 continue
-            for task_id in missed or ():  # gone or finished: let its keeper see it
+            for task_id in missed:  # gone or finished: let its keeper see it
                 launch = self.running.get(task_id)
                 if launch is not None and launch.keeper is not None:
                     launch.keeper.wake()

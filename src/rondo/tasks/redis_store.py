@@ -202,6 +202,18 @@ class RedisTaskStore:
             replies = await pipe.execute()
         return [task_id for task_id, found in zip(ids, replies[::2], strict=True) if not found]
 
+    async def beat(self, worker: str, until: float) -> None:
+        """The worker's heartbeat (`<prefix>worker:<id>`), kept `grace` past `until`."""
+        await self._redis().set(self.prefix + "worker:" + worker, repr(until),
+                                pxat=int((until + self.grace) * 1000))
+
+    async def heartbeat(self, worker: str) -> float | None:
+        raw = await self._redis().get(self.prefix + "worker:" + worker)
+        try:
+            return None if raw is None else float(raw)
+        except ValueError:
+            return None
+
     def on_change(self, task_id: str, wake: Wake) -> Callable[[], None]:
         return self._feed().on_change(task_id, wake)
 

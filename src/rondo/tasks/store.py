@@ -33,8 +33,10 @@ class TaskStore(Protocol):
     `on_change(id, wake)` calls `wake()` (from any thread) after every write to that task until
     the function it returns is called, so a task's keeper sleeps until its own task changes
     instead of polling; `renew_many(ids, until)` moves the lease of every live, unfinished
-    task among `ids` to `until` in one go, without waking anybody. Without them the keeper
-    polls every `Tasks(watch_interval=...)` and renews each lease alone."""
+    task among `ids` to `until` in one go, without waking anybody, and returns the ids it did
+    not find; `beat(worker, until)` and `heartbeat(worker)` keep one expiry per worker, which
+    stands in for the lease of every task that worker runs (`TaskRecord.worker`). Without them
+    the keeper polls every `Tasks(watch_interval=...)` and each lease is renewed alone."""
 
     async def create(self, record: TaskRecord) -> None: ...
 
@@ -65,6 +67,7 @@ class MemoryTaskStore:
         self._tasks: OrderedDict[str, bytes] = OrderedDict()
         self._expiry: dict[str, float] = {}
         self._listeners: dict[str, list[Wake]] = {}
+        self._beats: dict[str, float] = {}
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -119,6 +122,15 @@ class MemoryTaskStore:
                 del self._listeners[task_id]
 
         return stop
+
+    async def beat(self, worker: str, until: float) -> None:
+        self._beats[worker] = until
+        if len(self._beats) > 64:  # workers come and go with their event loops
+            now = self._clock()
+            self._beats = {w: t for w, t in self._beats.items() if t > now or w == worker}
+
+    async def heartbeat(self, worker: str) -> float | None:
+        return self._beats.get(worker)
 
     async def renew_many(self, task_ids: Iterable[str], until: float) -> list[str]:
         """Returns the ids it did not renew: gone (expired) or finished."""
