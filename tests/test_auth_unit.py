@@ -265,9 +265,9 @@ def test_principal_binding_names_issuer_and_user_or_client():
     other_issuer = Principal.from_claims({"sub": "alice", "iss": "https://other.example/"})
     assert len({user.binding, machine.binding, other_issuer.binding}) == 3
     assert Principal.from_claims({"scp": ["a", "b"]}).scopes == {"a", "b"}
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="verified claims are read-only"):
         user.claims["sub"] = "mallory"  # type: ignore[index]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="verified claims are read-only"):
         user.claims.update(sub="mallory")  # type: ignore[attr-defined]
     import msgspec
 

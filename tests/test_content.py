@@ -270,7 +270,7 @@ def test_user_and_assistant_messages():
     message = C.assistant(C.image(PNG, "image/png"))
     assert message == {"role": "assistant", "content": C.image(PNG, "image/png")}
     PROMPT_MESSAGE.validate(message)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="not a content block: 3"):
         C.user(3)  # type: ignore[arg-type]
 
 

@@ -263,7 +263,7 @@ def test_a_memory_bus_fans_changes_out_to_every_attached_server():
         use_bus(a, MemoryBus())
     with pytest.raises(ValueError, match="not a change a bus carries: 'evil'"):
         bus.publish("evil", "x")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"bus must have attach\(\), publish\(\), start\(\) and stop\(\)"):
         use_bus(rondo.Server("c"), object())  # type: ignore[arg-type]
 
 

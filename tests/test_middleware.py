@@ -113,9 +113,9 @@ def test_middleware_cannot_pass_on_a_request_of_its_own() -> None:
 def test_middleware_cannot_rewrite_input_responses_or_state() -> None:
     async def rewrite(request: RequestView, call_next: Any) -> Any:
         if "inputResponses" in request.params:
-            with pytest.raises(TypeError):
+            with pytest.raises(TypeError, match="does not support item assignment"):
                 request.params["inputResponses"]["color"] = accept({"color": "forged"})  # type: ignore[index]
-            with pytest.raises(TypeError):
+            with pytest.raises(TypeError, match="does not support item assignment"):
                 request.params["requestState"] = "forged"  # type: ignore[index]
         return await call_next(request)
 

@@ -1,5 +1,6 @@
-"""Referees of the suite itself (issue 37): a `pytest.raises(ValueError)` without `match=`
-passes on any ValueError, including one raised for another reason than the test is about."""
+"""Referees of the suite itself (issue 37): a `pytest.raises(ValueError)` (or TypeError) without
+`match=` passes on any such error, including one raised for another reason than the test is
+about."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 
-def unmatched_raises(source: str, types: frozenset[str] = frozenset({"ValueError"})) -> list[int]:
+def unmatched_raises(source: str, types: frozenset[str] = frozenset({"ValueError", "TypeError"})) -> list[int]:
     """Lines of `pytest.raises(T)` calls, T in `types`, that give no `match=`."""
     lines = []
     for node in ast.walk(ast.parse(source)):
@@ -22,7 +23,7 @@ def unmatched_raises(source: str, types: frozenset[str] = frozenset({"ValueError
     return lines
 
 
-def test_every_pytest_raises_value_error_names_the_message() -> None:
+def test_every_pytest_raises_value_or_type_error_names_the_message() -> None:
     found = {str(p.relative_to(TESTS)): lines for p in sorted(TESTS.rglob("test_*.py"))
              if (lines := unmatched_raises(p.read_text()))}
     assert found == {}

@@ -136,18 +136,18 @@ def test_map_order_does_not_matter():
 
 
 def test_anonymous_must_be_explicit():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'principal'"):
         state.seal({}, ctx_for(), secret=SECRET)  # type: ignore[call-arg]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'principal'"):
         state.open("x", ctx_for(), secret=SECRET)  # type: ignore[call-arg]
     token = sealed(principal=None)
     assert state.open(token, ctx_for(), secret=SECRET, principal=None) == {"step": 1}
 
 
 def test_principal_must_be_a_string_or_none():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"principal must be a str or None \(anonymous\), not int"):
         sealed(principal=42)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"principal must be a str or None \(anonymous\), not bytes"):
         state.open(sealed(), ctx_for(), secret=SECRET, principal=b"alice")
 
 
@@ -330,7 +330,7 @@ def test_ttl_is_capped_at_900_seconds():
         with pytest.raises(ValueError, match="900"):
             sealed(ttl=bad)
     for bad in ("300", None, True):
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match=f"ttl must be a number of seconds, not {type(bad).__name__}$"):
             sealed(ttl=bad)
 
 

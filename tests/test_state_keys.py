@@ -166,7 +166,7 @@ def test_from_env_builds_the_keyring_and_passes_options():
     assert policy.keyring.ids == ("k2", "k1") and policy.ttl == 60 and not policy.ephemeral
     assert opens(policy, node(keys=[("k1", A)]))
     assert opens(node(keys=[("k2", B)]), policy)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="from_env reads the keys from the environment; pass other options only"):
         state.StatePolicy.from_env(environ, keys=[("x", A)])
 
 
