@@ -128,8 +128,9 @@ def test_an_unknown_tool_is_an_error_exit_1(app_file: Path) -> None:
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
-    [("{not json", "arguments are not JSON"), ("[1, 2]", "arguments must be a JSON object"),
-     ('"text"', "arguments must be a JSON object")],
+    [("{not json", "arguments are not JSON"),
+     ("[1, 2]", "arguments are one JSON object or NAME=VALUE pairs; got '[1, 2]'"),
+     ('"text"', "arguments are one JSON object or NAME=VALUE pairs; got '\"text\"'")],
 )
 def test_bad_json_arguments_exit_2_before_starting_anything(tmp_path: Path, arguments: str, message: str) -> None:
     marker = tmp_path / "started"
