@@ -309,3 +309,38 @@ def test_a_changed_server_file_is_loaded_again_and_a_broken_one_is_reported(tmp_
     reloads = [e for e in events if e["kind"] == "reload"]
     assert reloads[0]["ok"] is True and reloads[1]["ok"] is False
     assert "SyntaxError" in reloads[1]["error"]
+
+
+def test_tasks_are_listed_and_one_can_be_cancelled_from_the_page() -> None:
+    server = load_server(str(ROOT / "examples" / "deploy.py"))
+
+    async def go() -> tuple[dict[str, Any], list[Any], dict[str, Any]]:
+        async with server.started(), Bridge(server) as bridge:
+            transport = httpx.ASGITransport(app=DevApp(bridge, SECRET))
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:5555") as http:
+                path, headers = _api("call")
+                call = asyncio.ensure_future(http.post(path, json={
+                    "name": "deploy", "arguments": {"service": "api"}}, headers=headers))
+                listed: list[Any] = []
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline:
+                    path, headers = _api("pending")
+                    got = (await http.post(path, json={}, headers=headers)).json()
+                    for question in got["questions"]:
+                        if "environment" in question["message"]:
+                            path, headers = _api("answer")
+                            await http.post(path, json={"id": question["id"], "response": {
+                                "action": "accept", "content": {"env": "staging"}}}, headers=headers)
+                    if got["tasks"]:
+                        listed = got["tasks"]
+                        break
+                    await asyncio.sleep(0.02)
+                path, headers = _api("cancel_task")
+                cancelled = (await http.post(path, json={"taskId": listed[0]["taskId"]},
+                                             headers=headers)).json()
+                return (await call).json(), listed, cancelled
+
+    result, listed, cancelled = asyncio.run(go())
+    assert listed[0]["status"] in ("working", "input_required") and len(listed[0]["taskId"]) == 32
+    assert cancelled == {"ok": True}
+    assert "cancelled" in result["failed"]

@@ -77,7 +77,7 @@ def test_every_flow_of_the_example_by_clicking_in_chromium() -> None:
         assert (shots / name).stat().st_size > 5000
 
 
-def test_a_task_with_a_question_before_and_one_inside_it() -> None:
+def test_a_task_with_a_question_before_and_one_inside_it_and_one_cancelled() -> None:
     seen = _drive(str(ROOT / "examples" / "deploy.py"), "deploy")
     assert seen["before"] == "Deploy to which environment?"
     assert seen["during"] == "New version is warm. Switch traffic over?"
@@ -86,6 +86,9 @@ def test_a_task_with_a_question_before_and_one_inside_it() -> None:
     statuses = " | ".join(seen["timeline"])
     assert "working: deploying api to staging" in statuses and " input_required" in statuses
     assert " completed" in statuses
+    assert seen["finishedTask"].startswith("completed")
+    assert seen["runningTasks"] == 1  # only the unfinished task offers Cancel
+    assert "TaskWasCancelled" in seen["cancelled"] and "cancelled" in seen["cancelled"]
 
 
 def test_sampling_roots_and_progress_in_the_page(tmp_path: Path) -> None:

@@ -58,6 +58,7 @@ class Bridge:
         self.events: list[Json] = []
         self._seq = itertools.count(1)
         self.roots: list[str] = []
+        self.tasks: dict[str, Json] = {}  # task id -> its last status, as the page lists them
 
     def event(self, kind: str, **fields: Any) -> None:
         self.events.append({"seq": next(self._seq), "kind": kind, **fields})
@@ -70,6 +71,12 @@ class Bridge:
                        data=params.get("data"))
 
     def _task_status(self, task: Json) -> None:
+        task_id = task.get("taskId")
+        if isinstance(task_id, str):
+            self.tasks[task_id] = {"taskId": task_id, "status": task.get("status"),
+                                   "message": task.get("statusMessage")}
+            while len(self.tasks) > MAX_EVENTS:
+                del self.tasks[next(iter(self.tasks))]
         self.event("task", taskId=task.get("taskId"), status=task.get("status"),
                    message=task.get("statusMessage"))
 
@@ -166,7 +173,14 @@ class Bridge:
             since = body.get("since", 0)
             since = since if isinstance(since, int) else 0
             return {"questions": [shown for shown, _ in self.pending.values()],
-                    "events": [e for e in self.events if e["seq"] > since]}
+                    "events": [e for e in self.events if e["seq"] > since],
+                    "tasks": list(self.tasks.values())}
+        if name == "cancel_task":
+            task_id = body.get("taskId")
+            if not isinstance(task_id, str) or task_id not in self.tasks:
+                raise ValueError("cancel_task needs the id of a task this page started")
+            await client.task(task_id).cancel()
+            return {"ok": True}
         if name == "answer":
             ask_id, response = body.get("id"), body.get("response")
             waiting = self.pending.get(ask_id) if isinstance(ask_id, str) else None

@@ -21,6 +21,7 @@ pre{background:#f1f1ee;padding:6px;white-space:pre-wrap;word-break:break-word;ma
 <div class="banner" id="banner" data-testid="banner"></div>
 <main><div id="offer"></div>
 <aside><h2>Questions from the server</h2><div id="asks" data-testid="asks"><p class="desc">None waiting.</p></div>
+<h2>Tasks</h2><div id="tasks" data-testid="tasks"><p class="desc">None yet.</p></div>
 <h2>Timeline</h2><ol id="timeline" data-testid="timeline"></ol></aside></main>
 <script>
 "use strict";
@@ -150,7 +151,8 @@ function describe(e) {
 }
 async function poll() {
   try {
-    const {questions, events} = await api("pending", {since});
+    const {questions, events, tasks} = await api("pending", {since});
+    showTasks(tasks);
     for (const e of events) { since = Math.max(since, e.seq); note(describe(e));
       if (e.kind === "reload") { if (e.ok) { banner(""); await render(); } else banner("The server file did not load: " + e.error + " (still serving the last version)"); } }
     const asks = document.getElementById("asks");
@@ -160,6 +162,20 @@ async function poll() {
     const empty = asks.querySelector("p.desc"); if (empty) empty.style.display = questions.length ? "none" : "";
   } catch (e) { banner(e.message); }
   setTimeout(poll, 250);
+}
+function showTasks(tasks) {
+  const box = document.getElementById("tasks");
+  if (!tasks.length) return;
+  box.replaceChildren(...tasks.map(t => {
+    const row = $("section", {class: "card", "data-task": t.taskId}, $("code", {text: t.taskId}),
+      $("p", {"data-testid": "task-status", text: t.status + (t.message ? ": " + t.message : "")}));
+    if (!["completed", "failed", "cancelled"].includes(t.status)) {
+      const stop = $("button", {"data-testid": "task-cancel", text: "Cancel task"});
+      stop.onclick = () => api("cancel_task", {taskId: t.taskId}).then(() => note("cancel asked for task " + t.taskId), e => banner(e.message));
+      row.append(stop);
+    }
+    return row;
+  }));
 }
 function askCard(q) {
   const answer = async (response) => { el.remove(); shown.delete(q.id); note("answered: " + (response.action || q.kind)); await api("answer", {id: q.id, response}); };

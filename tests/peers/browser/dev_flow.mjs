@@ -48,6 +48,22 @@ try {
     seen.deploy = await resultOf("tool:deploy");
     await page.waitForFunction(() => [...document.querySelectorAll("#timeline li")].some(li => li.textContent.includes(" completed")));
     seen.timeline = await page.locator("#timeline li").allTextContents();
+    seen.finishedTask = await page.locator("#tasks [data-testid=task-status]").first().textContent();
+    // A second deploy, cancelled from the task list while it waits in the middle.
+    await card("tool:deploy").locator("[data-field=service]").fill("web");
+    await page.click("[data-testid='tool-deploy']");
+    await ask().waitFor();
+    await ask().locator("select[data-field=env]").selectOption({ label: "production" });
+    await ask().locator("[data-testid=ask-accept]").click();
+    const cancel = page.locator("#tasks [data-testid=task-cancel]");
+    await cancel.waitFor();
+    seen.runningTasks = await cancel.count();
+    await cancel.click();
+    await page.waitForFunction(() => {
+      const pre = document.querySelector('[data-card="tool:deploy"] .result pre');
+      return pre && pre.textContent.includes("cancelled");
+    });
+    seen.cancelled = await card("tool:deploy").locator(".result pre").first().textContent();
     await page.screenshot({ path: `${shots}/dev-task-done.png`, fullPage: true });
     console.log(JSON.stringify(seen));
     await browser.close();
