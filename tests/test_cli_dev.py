@@ -134,11 +134,24 @@ def test_the_command_prints_a_url_with_the_secret_that_serves_the_page() -> None
 
 ASKING_APP = '''
 import asyncio
+from dataclasses import dataclass
 
 import rondo
 from rondo import roots, sampling
 
 server = rondo.Server("asking", state=rondo.StatePolicy(secret=b"k" * 32))
+
+
+@dataclass
+class Trip:
+    city: str
+    nights: int = 1
+
+
+@server.tool
+def book(trip: Trip, note: str = "") -> str:
+    """Book a trip (a nested object in the form)."""
+    return f"{trip.city} for {trip.nights} nights{note}"
 
 
 @server.tool

@@ -101,6 +101,8 @@ def test_sampling_roots_and_progress_in_the_page(tmp_path: Path) -> None:
     assert seen["haiku"] == "soft rain on the roof"
     assert seen["folders"] == "file:///work/a, file:///work/b"
     assert seen["rootsAgain"] == "file:///work/a\nfile:///work/b"
+    assert seen["nestedRequired"] == "Needs required."
+    assert seen["booked"] == "Oslo for 3 nights"
     assert seen["steps"] == "3 steps"
     lines = " | ".join(seen["timeline"])
     assert "progress 1/3 step 1" in lines and "progress 3/3 step 3" in lines

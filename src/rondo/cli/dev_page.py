@@ -40,7 +40,21 @@ async function api(op, body = {}) {
   return data;
 }
 // -- forms from JSON Schema --------------------------------------------------------------------
-function fieldFor(name, prop, required) {
+function resolve(prop, defs) {  // a local $ref ("#/$defs/Name"), followed a few levels deep
+  for (let i = 0; i < 8 && prop && typeof prop.$ref === "string" && prop.$ref.startsWith("#/$defs/"); i++)
+    prop = Object.assign({}, defs[prop.$ref.slice(8)] || {}, {description: prop.description || (defs[prop.$ref.slice(8)] || {}).description});
+  return prop || {};
+}
+function fieldFor(name, prop, required, defs, path) {
+  prop = resolve(prop, defs);
+  if (prop.type === "object" && prop.properties && (path || "").split(".").length < 6) {
+    // A nested object: a fieldset of its own fields, read into an object.
+    const inner = formFor(prop, defs, (path ? path + "." : "") + name);
+    const box = $("fieldset", {class: "field", "data-field": (path ? path + "." : "") + name},
+      $("legend", {text: name + (required ? " *" : "")}), prop.description ? $("div", {class: "desc", text: prop.description}) : null, inner);
+    box.read = () => { const v = inner.read(); return Object.keys(v).length || required ? v : undefined; };
+    return box;
+  }
   const kind = Array.isArray(prop.type) ? prop.type.find(t => t !== "null") : prop.type;
   const hint = [kind || "any", prop.minimum !== undefined ? ">=" + prop.minimum : "", prop.maximum !== undefined ? "<=" + prop.maximum : ""].filter(Boolean).join(" ");
   const label = $("label", {}, name + (required ? " *" : "") + " ", $("span", {class: "hint", text: hint}));
@@ -105,10 +119,11 @@ function fieldFor(name, prop, required) {
   return box;
 }
 function fail(err, text) { err.textContent = "Needs " + text + "."; return new Error("invalid"); }
-function formFor(schema) {
+function formFor(schema, defs, path) {
+  defs = defs || (schema && schema.$defs) || {};
   const form = $("div", {class: "form"}); const fields = [];
   const props = (schema && schema.properties) || {}; const required = new Set((schema && schema.required) || []);
-  for (const [name, prop] of Object.entries(props)) { const f = fieldFor(name, prop || {}, required.has(name)); fields.push([name, f]); form.append(f); }
+  for (const [name, prop] of Object.entries(props)) { const f = fieldFor(name, prop || {}, required.has(name), defs, path); fields.push([name, f]); form.append(f); }
   form.read = () => { const out = {}; let bad = false;
     for (const [name, f] of fields) { try { const v = f.read(); if (v !== undefined) out[name] = v; } catch (e) { bad = true; } }
     if (bad) throw new Error("invalid"); return out; };

@@ -138,6 +138,13 @@ try {
     await ask().waitFor();
     seen.rootsAgain = await ask().locator("[data-testid=ask-roots]").inputValue();
     await ask().locator("[data-testid=ask-accept]").click();
+    // A nested object (a dataclass parameter): a fieldset of its own fields.
+    await page.click("[data-testid='tool-book']");
+    seen.nestedRequired = await card("tool:book").locator("[data-field=trip] [data-error=city]").textContent();
+    await card("tool:book").locator("[data-field=trip] [data-field=city]").fill("Oslo");
+    await card("tool:book").locator("[data-field=trip] [data-field=nights]").fill("3");
+    await page.click("[data-testid='tool-book']");
+    seen.booked = await resultOf("tool:book");
     await card("tool:steps").locator("[data-field=n]").fill("3");
     await page.click("[data-testid='tool-steps']");
     seen.steps = await resultOf("tool:steps");
