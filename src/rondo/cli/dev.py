@@ -51,7 +51,8 @@ class Bridge:
     """The client the page drives, the questions waiting for the page's answers, and what
     happened since the page last looked."""
 
-    def __init__(self, target: Any) -> None:
+    def __init__(self, target: Any, auth: Any = None) -> None:
+        self.auth = auth  # sign-in for a protected HTTP server (rondo.client.OAuth)
         self.client = self._client_for(target)
         self.pending: dict[str, tuple[Json, asyncio.Future[Json]]] = {}
         self._ids = itertools.count(1)
@@ -117,7 +118,8 @@ class Bridge:
         return Client(target, name="rondo-dev", on_elicit=self._elicit, on_sample=self._sample,
                       on_roots=self._roots, elicit_modes=("form", "url"), timeout=None,
                       log_level="info", on_notification=self._notified,
-                      tasks=TasksClient(on_status=self._task_status))
+                      tasks=TasksClient(on_status=self._task_status),
+                      auth=self.auth if isinstance(target, str) else None)
 
     async def swap(self, target: Any) -> None:
         """Talk to `target` from now on (a reloaded server): questions still open are dropped,
@@ -354,7 +356,13 @@ def dev_command(argv: list[str]) -> int:
     parser.add_argument("app", metavar="TARGET", help="a server file (APP.py[:SERVER], loaded "
                         "here), a server's URL, or the command that starts one (stdio)")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    parser.add_argument("--no-browser", action="store_true", help="only print the page's URL")
+    parser.add_argument("--no-browser", action="store_true", help="only print the page's URL "
+                        "(and a sign-in URL)")
+    sign_in = parser.add_argument_group("signing in to a protected HTTP server (OAuth), as rondo call does")
+    sign_in.add_argument("--token-store", metavar="FILE",
+                         help="where tokens are kept (default ~/.local/state/rondo/tokens.json)")
+    sign_in.add_argument("--client-id", help="a pre-registered client id (secret from $RONDO_CLIENT_SECRET)")
+    sign_in.add_argument("--no-auth", action="store_true", help="never sign in")
     args = parser.parse_args(argv)
     server: Any = None
     target: Any = args.app
@@ -375,7 +383,8 @@ def dev_command(argv: list[str]) -> int:
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(_serve(server, target, args.port, not args.no_browser, args.app))
+            asyncio.run(_serve(server, target, args.port, not args.no_browser, args.app,
+                               _auth(args, target)))
     except (ClientError, McpError, OSError) as exc:
         print(f"rondo dev: cannot reach the server: {exc}", file=sys.stderr)
         return 1
@@ -390,7 +399,23 @@ def is_served_elsewhere(target: str) -> bool:
     return not path.endswith(".py") or " " in target.strip()
 
 
-async def _serve(server: Any, target: Any, port: int, browser: bool, source: str | None = None) -> None:
+def _auth(args: argparse.Namespace, target: Any) -> Any:
+    """Sign-in for an HTTP target: the URL is printed (and opened in a browser unless
+    --no-browser), the redirect caught on 127.0.0.1, the token kept for the next run."""
+    if args.no_auth or not (isinstance(target, str) and target.startswith(("http://", "https://"))):
+        return None
+    import os
+
+    from ..client.auth import FileTokenStore, LoopbackRedirect, OAuth
+
+    store = FileTokenStore(args.token_store) if args.token_store else FileTokenStore.default()
+    secret = os.environ.get("RONDO_CLIENT_SECRET") if args.client_id else None
+    return OAuth(redirect=LoopbackRedirect(open_browser=not args.no_browser), store=store,
+                 client_id=args.client_id, client_secret=secret, client_name="rondo dev")
+
+
+async def _serve(server: Any, target: Any, port: int, browser: bool, source: str | None = None,
+                 auth: Any = None) -> None:
     import socket
 
     import uvicorn
@@ -403,7 +428,7 @@ async def _serve(server: Any, target: Any, port: int, browser: bool, source: str
         running = contextlib.AsyncExitStack()
         if server is not None:
             await running.enter_async_context(server.started())
-        bridge = await stack.enter_async_context(Bridge(target))
+        bridge = await stack.enter_async_context(Bridge(target, auth))
         if server is not None and isinstance(source, str):
             watcher = asyncio.ensure_future(Reloader(source, bridge, running).watch())
             stack.callback(watcher.cancel)
