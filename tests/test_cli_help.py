@@ -47,7 +47,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
 
 def test_a_file_without_a_server_says_how_to_make_one(tmp_path: Path) -> None:
     path = _write(tmp_path, "nothing.py", "def main():\n    import rondo\n    return rondo.Server('x')\n")
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SystemExit, match="defines no rondo.Server at module level") as exc:
         load_server(path)
     message = str(exc.value)
     assert "defines no rondo.Server at module level" in message
@@ -57,10 +57,10 @@ def test_a_file_without_a_server_says_how_to_make_one(tmp_path: Path) -> None:
 
 def test_a_missing_name_lists_the_candidates(tmp_path: Path) -> None:
     path = _write(tmp_path, "two.py", "import rondo\nalpha = rondo.Server('a')\nbeta = rondo.Server('b')\n")
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SystemExit, match="has no rondo.Server named 'gamma'; pick one of: ") as exc:
         load_server(f"{path}:gamma")
     assert f"pick one of: {path}:alpha, {path}:beta" in str(exc.value)
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SystemExit, match="defines 2 servers; pick one of: ") as exc:
         load_server(path)
     assert "defines 2 servers" in str(exc.value) and f"{path}:alpha" in str(exc.value)
     assert load_server(f"{path}:beta").name == "b"

@@ -159,7 +159,8 @@ def test_resume_refuses_what_cannot_be_resumed_and_unanswerable_requests() -> No
         async with Client(make_server(), capabilities={"elicitation": {"form": {}}}) as client:
             pending = await client.call_tool("ask", manual=True)
             assert isinstance(pending, PendingCall)
-            with pytest.raises(InputRequiredError) as caught:
+            with pytest.raises(InputRequiredError, match="^input request 'q' wants form, and no on_elicit handler "
+                               "takes it$") as caught:
                 await client.resume(pending)
             assert caught.value.reason == "unanswerable"
             wrong = PendingCall(method="tools/list", params={}, input_requests={},

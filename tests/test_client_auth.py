@@ -436,7 +436,8 @@ def test_wrong_state_is_refused() -> None:
 def test_iss_is_checked_before_any_error_is_read() -> None:
     world = World(iss_value="https://evil.test")
     rewrite = lambda u: u.split("?")[0] + "?" + u.split("?")[1].replace("code=", "error=access_denied&x=")  # noqa: E731
-    with pytest.raises(AuthorizationDenied) as caught:
+    with pytest.raises(AuthorizationDenied, match="comes from issuer 'https://evil.test', not "
+                       "'https://as.test': refused$") as caught:
         run(post(world, _answering(world, rewrite)))
     assert "evil.test" in str(caught.value) and "access_denied" not in str(caught.value)
 

@@ -76,7 +76,7 @@ def test_stdio_wrong_id(stdio_script: Callable[[str], list[str]]) -> None:
 
 
 def test_stdio_stall_times_out(stdio_script: Callable[[str], list[str]]) -> None:
-    with pytest.raises(RequestTimeout):
+    with pytest.raises(RequestTimeout, match=r"^no answer to tools/call \(id 1\) within 0\.5 s$"):
         run(call(stdio_script("stall"), timeout=0.5))
 
 
@@ -86,13 +86,13 @@ def test_stdio_process_exit(stdio_script: Callable[[str], list[str]]) -> None:
 
 
 def test_stdio_endless_input_required(stdio_script: Callable[[str], list[str]]) -> None:
-    with pytest.raises(InputRequiredError) as caught:
+    with pytest.raises(InputRequiredError, match=r"^server still asked for input after 4 rounds \(cap 4\)$") as caught:
         run(call(stdio_script("endless"), on_elicit=lambda r: {"action": "accept", "content": {}}, max_rounds=4))
     assert caught.value.reason == "rounds" and caught.value.last_result["resultType"] == "input_required"
 
 
 def test_stdio_deadline(stdio_script: Callable[[str], list[str]]) -> None:
-    with pytest.raises(InputRequiredError) as caught:
+    with pytest.raises(InputRequiredError, match=r"^input_required exchange passed its 0\.5 s deadline$") as caught:
         run(call(stdio_script("endless"), on_elicit=lambda r: {"action": "accept", "content": {}},
                  max_rounds=10**6, deadline=0.5))
     assert caught.value.reason == "deadline"
@@ -217,13 +217,13 @@ def test_http_bad_answers(http_server: Callable[[str], str], mode: str, error: t
 def test_http_json_rpc_error_on_a_4xx_is_read(http_server: Callable[[str], str]) -> None:
     from rondo.client import McpError
 
-    with pytest.raises(McpError) as caught:
+    with pytest.raises(McpError, match="^bad params$") as caught:
         run(list_tools(http_server("error-400")))
     assert caught.value.code == -32602
 
 
 def test_http_stalled_stream_times_out(http_server: Callable[[str], str]) -> None:
-    with pytest.raises(RequestTimeout):
+    with pytest.raises(RequestTimeout, match=r"^no answer to tools/list \(id 1\) within 0\.5 s$"):
         run(list_tools(http_server("stall-sse"), timeout=0.5))
 
 
@@ -264,7 +264,7 @@ def test_http_legacy_timeout_tells_the_server_it_gave_up(http_server: Callable[[
 
     async def go() -> None:
         async with Client(url, protocol="2025-11-25", timeout=0.5) as client:
-            with pytest.raises(RequestTimeout):
+            with pytest.raises(RequestTimeout, match=r"^no answer to tools/call \(id \d+\) within 0\.5 s$"):
                 await client.call_tool("slow")
             for _ in range(100):  # the notice is sent in the background
                 if any(m.get("method") == "notifications/cancelled" for m in received):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from typing import Any
 
 import pytest
@@ -57,23 +58,26 @@ def test_bindings_follow_properties_chains() -> None:
     assert bindings == [(("region",), "Region"), (("nested", "flag"), "Flag")]
 
 
-@pytest.mark.parametrize("bad", [
-    schema(a={"type": "string", "x-mcp-header": ""}),
-    schema(a={"type": "string", "x-mcp-header": "has space"}),
-    schema(a={"type": "string", "x-mcp-header": "Colon:Name"}),
-    schema(a={"type": "string", "x-mcp-header": "Näme"}),
-    schema(a={"type": "string", "x-mcp-header": "Ctl\x01"}),
-    schema(a={"type": "string", "x-mcp-header": "Dup"}, b={"type": "integer", "x-mcp-header": "dup"}),
-    schema(a={"type": "number", "x-mcp-header": "N"}),
-    schema(a={"type": "object", "x-mcp-header": "O"}),
-    schema(a={"type": "array", "items": {"type": "string"}, "x-mcp-header": "A"}),
-    schema(a={"type": "null", "x-mcp-header": "Z"}),
-    schema(a={"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}),
-    schema(a={"anyOf": [{"type": "string", "x-mcp-header": "U"}]}),
-    {"type": "object", "$defs": {"d": {"type": "string", "x-mcp-header": "D"}}, "properties": {}},
+@pytest.mark.parametrize(("bad", "reason"), [
+    (schema(a={"type": "string", "x-mcp-header": ""}), "x-mcp-header on a is empty"),
+    (schema(a={"type": "string", "x-mcp-header": "has space"}), "'has space' on a has characters not allowed"),
+    (schema(a={"type": "string", "x-mcp-header": "Colon:Name"}), "'Colon:Name' on a has characters not allowed"),
+    (schema(a={"type": "string", "x-mcp-header": "Näme"}), "'Näme' on a has characters not allowed"),
+    (schema(a={"type": "string", "x-mcp-header": "Ctl\x01"}), "'Ctl\\x01' on a has characters not allowed"),
+    (schema(a={"type": "string", "x-mcp-header": "Dup"}, b={"type": "integer", "x-mcp-header": "dup"}),
+     "'dup' is not unique"),
+    (schema(a={"type": "number", "x-mcp-header": "N"}), "'N' on a needs a string, integer or boolean property, not 'number'"),
+    (schema(a={"type": "object", "x-mcp-header": "O"}), "'O' on a needs a string, integer or boolean property, not 'object'"),
+    (schema(a={"type": "array", "items": {"type": "string"}, "x-mcp-header": "A"}),
+     "'A' on a needs a string, integer or boolean property, not 'array'"),
+    (schema(a={"type": "null", "x-mcp-header": "Z"}), "'Z' on a needs a string, integer or boolean property, not 'null'"),
+    (schema(a={"type": "array", "items": {"type": "string", "x-mcp-header": "I"}}), "under a is not reachable"),
+    (schema(a={"anyOf": [{"type": "string", "x-mcp-header": "U"}]}), "under a is not reachable"),
+    ({"type": "object", "$defs": {"d": {"type": "string", "x-mcp-header": "D"}}, "properties": {}},
+     "under the root is not reachable"),
 ])
-def test_invalid_annotations_drop_the_tool(bad: dict[str, Any]) -> None:
-    with pytest.raises(InvalidToolHeaders):
+def test_invalid_annotations_drop_the_tool(bad: dict[str, Any], reason: str) -> None:
+    with pytest.raises(InvalidToolHeaders, match=re.escape(reason)):
         header_bindings(bad)
 
 

@@ -99,7 +99,7 @@ def test_a_request_given_up_on_is_cancelled_on_the_wire(server) -> None:
 
     async def go() -> None:
         async with Client(target, protocol="2026-07-28", timeout=0.5) as client:
-            with pytest.raises(RequestTimeout):
+            with pytest.raises(RequestTimeout, match=r"^no answer to tools/list \(id \d+\) within 0\.5 s$"):
                 await client.list_tools()
             for _ in range(100):
                 if any(m.get("method") == "notifications/cancelled" for m in received()):

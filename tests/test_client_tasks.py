@@ -4,6 +4,7 @@ polling pace, cancelling when the caller gives up, the handle API and resuming b
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,7 @@ def test_cancelling_the_caller_cancels_the_task() -> None:
         server = build()
         tasks = rondo.tasks.TasksClient(on_status=lambda t: seen.append(t["taskId"]))
         async with Client(server, tasks=tasks) as client:
-            with pytest.raises(TimeoutError):
+            with pytest.raises(TimeoutError, match="^$"):  # wait_for's own, not one from the call
                 await asyncio.wait_for(client.call_tool("wait", {"seconds": 30}), 0.3)
             task = await client.task(seen[0]).get()
             async with asyncio.timeout(3):
@@ -161,9 +162,9 @@ def test_cancelling_the_caller_cancels_the_task() -> None:
 def test_failed_and_tool_error_outcomes() -> None:
     async def go() -> None:
         async with Client(build(), tasks=True) as client:
-            with pytest.raises(TaskFailed) as failed:
+            with pytest.raises(TaskFailed, match="^kaput$") as failed:
                 await client.call_tool("broken")
-            assert failed.value.code == -32603 and "kaput" in failed.value.message
+            assert failed.value.code == -32603 and failed.value.message == "kaput"
             assert isinstance(failed.value, rondo.McpError)
             result = await client.call_tool("tool_error")
             assert result.is_error and "bad input" in result.text
@@ -175,7 +176,7 @@ def test_without_tasks_a_required_task_tool_is_refused_and_optional_runs_inline(
     async def go() -> None:
         async with Client(build()) as client:
             assert "extensions" not in client.handlers.capabilities()
-            with pytest.raises(rondo.McpError) as refused:
+            with pytest.raises(rondo.McpError, match="^Missing required client capability$") as refused:
                 await client.call_tool("broken")
             assert refused.value.code == -32021
             assert (await client.call_tool("wait", {"seconds": 0.01})).text == "waited"
@@ -204,7 +205,7 @@ def test_the_handle_api_and_resuming_from_another_client() -> None:
             cancelled = await second.start_tool("wait", {"seconds": 30})
             assert isinstance(cancelled, TaskHandle)
             await cancelled.cancel()
-            with pytest.raises(TaskWasCancelled):
+            with pytest.raises(TaskWasCancelled, match=f"^task {re.escape(cancelled.task_id)} was cancelled"):
                 await cancelled.wait()
             assert isinstance(await second.start_tool("wait", {"seconds": 0}), TaskHandle)
 
@@ -308,7 +309,7 @@ def test_a_legacy_servers_required_task_tool_is_called_as_a_task() -> None:
             assert sent[:2] == ["tools/list", "tools/call"] and "tasks/get" in sent
             assert sent[-1] == "tasks/result"
         async with Client(server, protocol="2025-11-25") as plain:  # tasks not asked for
-            with pytest.raises(rondo.McpError) as refused:
+            with pytest.raises(rondo.McpError, match="^build requires a task$") as refused:
                 await plain.call_tool("build", {"target": "docs"})
             assert refused.value.code == -32601
 
@@ -325,7 +326,7 @@ def test_cancelling_a_legacy_task_call_sends_tasks_cancel() -> None:
             call = asyncio.ensure_future(client.call_tool("build", {"target": "site"}))
             await asyncio.sleep(0.1)
             call.cancel()
-            with pytest.raises(asyncio.CancelledError):
+            with pytest.raises(asyncio.CancelledError, match="^$"):  # our cancel(), given no message
                 await call
             assert sent[-1] == "tasks/cancel"
             await asyncio.sleep(0.05)

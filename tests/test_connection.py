@@ -72,7 +72,7 @@ def test_a_closed_memory_link_refuses_and_a_cancelled_send_answers_nothing() -> 
         conn._connection.inflight.cancel_from({"requestId": 1})  # as notifications/cancelled does
         assert await pending is None  # a cancelled request answers nothing
         await conn.close()
-        with pytest.raises(ConnectionError):
+        with pytest.raises(ConnectionError, match="^connection closed$"):
             await conn.send(call)
 
     asyncio.run(go())
@@ -115,12 +115,15 @@ def test_admission_validates_a_question_once_and_still_refuses_a_bad_one(
     admission.check_requests({"a": changed})  # the same dict shape, other words: checked anew
     assert len(validated) == 2
     bad = {"method": "elicitation/create", "params": {"mode": "form", "message": 3}}
-    for request in (bad, {"method": "elicitation/create", "params": {"x": object()}}, bad):
-        with pytest.raises(rondo.McpError) as refused:
+    for request, reason in ((bad, "message: must be a string, got integer"),
+                            ({"method": "elicitation/create", "params": {"x": object()}}, "x: is not allowed here"),
+                            (bad, "message: must be a string, got integer")):
+        with pytest.raises(rondo.McpError, match=f"^input request 'b' is invalid: {reason}$") as refused:
             admission.check_requests({"b": request})
         assert refused.value.code == -32603
-    with pytest.raises(rondo.McpError):
+    with pytest.raises(rondo.McpError, match="^input request keys must be non-empty strings$") as refused:
         admission.check_requests({"": good})
+    assert refused.value.code == -32603
     monkeypatch.setattr(questions, "_LIMIT", 1)
     other = elicit.form("Age?", {"type": "object", "properties": {"a": {"type": "integer"}}})
     admission.check_requests({"c": other})  # full: the memo starts over

@@ -409,9 +409,10 @@ def test_plain_routing_implies_the_full_routing_checks_pass(
         assert plain(headers, tool.header_name)  # the shortcut takes the usual request
     if tool_name != "a\tb" and tool.header_name is None:
         assert tool_name in (" add", "=?base64?YWRk?=", "é")
-        with pytest.raises(McpError):
+        with pytest.raises(McpError, match="^Header mismatch: Mcp-Name") as mismatch:
             check_routing({b"mcp-method": [b"tools/call"], b"mcp-name": [tool_name.encode("latin-1")]},
                            "tools/call", {"name": tool_name})
+        assert mismatch.value.code == -32020
 
 
 # -- HTTP: the routing and version shortcuts answer as the checks in order would --------------

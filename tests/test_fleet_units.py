@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import base64
 import json
+import re
 import time
 
 import httpx
@@ -44,10 +45,18 @@ def test_bind_forms(text, expected):
     assert parse_bind(text) == expected
 
 
-@pytest.mark.parametrize("text", ["::1:8000", "[::1]8000", "[::1", "host:", "x:99999", "abc",
-                                  ":8000", "-1"])
-def test_bad_bind_forms_are_refused_with_the_expected_shape(text):
-    with pytest.raises(argparse.ArgumentTypeError):
+@pytest.mark.parametrize(("text", "reason"), [
+    ("::1:8000", "write an IPv6 address in brackets: [::1:8000]... got '::1:8000'"),
+    ("[::1]8000", "expected [IPV6]:PORT, got '[::1]8000'"),
+    ("[::1", "expected [IPV6]:PORT, got '[::1'"),
+    ("host:", "expected [HOST:]PORT, got 'host:'"),
+    ("x:99999", "port 99999 is out of range"),
+    ("abc", "expected [HOST:]PORT, got 'abc'"),
+    (":8000", "expected HOST:PORT, got ':8000'"),
+    ("-1", "port -1 is out of range"),
+])
+def test_bad_bind_forms_are_refused_with_the_expected_shape(text, reason):
+    with pytest.raises(argparse.ArgumentTypeError, match=f"^{re.escape(reason)}$"):
         parse_bind(text)
 
 
@@ -70,9 +79,10 @@ def test_flag_values_are_checked_by_the_parser(capsys):
     for argv in (["app.py", "--workers", "0"], ["app.py", "--root-path", "tools"],
                  ["app.py", "--root-path", "/tools/"], ["app.py", "--log-level", "loud"],
                  ["app.py", "--allowed-hosts", ","]):
-        with pytest.raises(SystemExit) as exc:
+        with pytest.raises(SystemExit, match="^2$") as exc:  # argparse's usage error
             parser().parse_args(argv)
         assert exc.value.code == 2
+        assert f"error: argument {argv[1]}" in capsys.readouterr().err
     args = parser().parse_args(["app.py", "--http", "[::1]:0", "--allowed-hosts", "a, b",
                                 "--forwarded-allow-ips", "10.0.0.1", "--root-path", "/tools"])
     assert args.allowed_hosts == ["a", "b"] and args.root_path == "/tools"
@@ -235,7 +245,8 @@ def test_http_app_of_a_replica_refuses_a_random_key(monkeypatch):
     monkeypatch.setenv("RONDO_FLEET", "1")
     server = guarded(rondo.StatePolicy())
     server.tool(lambda ctx: "x", name="asks")
-    with pytest.raises(FleetError):
+    with pytest.raises(FleetError, match="^rondo: refusing to start 'g' as a replica .* with a random "
+                                         "per-process state key: tool asks may answer input_required"):
         server.asgi()
 
 
