@@ -357,3 +357,11 @@ def test_tasks_are_listed_and_one_can_be_cancelled_from_the_page() -> None:
     assert listed[0]["status"] in ("working", "input_required") and len(listed[0]["taskId"]) == 32
     assert cancelled == {"ok": True}
     assert "cancelled" in result["failed"]
+
+
+def test_a_browser_is_opened_only_where_there_is_a_screen() -> None:
+    from rondo.cli.dev import has_display
+
+    assert has_display({}, "darwin") and has_display({}, "win32")
+    assert not has_display({}, "linux")
+    assert has_display({"DISPLAY": ":0"}, "linux") and has_display({"WAYLAND_DISPLAY": "w"}, "linux")

@@ -126,6 +126,8 @@ def test_the_official_reference_server_through_its_elicitation_and_sampling_tool
     raw = "".join(seen["elicited"].split())  # the server's echo of what the form sent
     assert '"untitledMultipleSelectEnum":["Guitar","Piano"]' in raw  # the default kept, one added
     assert '"titledSingleSelectEnum":"hero-3"' in raw and '"integer":42' in raw
+    assert seen["embedded"].startswith("Resource 1: This is a plaintext resource")
+    assert seen["images"] == 1  # get-tiny-image answers with one image block
     assert "Say hello" in seen["sampleShown"]
     assert "hello from a person" in seen["sampled"]
 

@@ -399,6 +399,14 @@ def is_served_elsewhere(target: str) -> bool:
     return not path.endswith(".py") or " " in target.strip()
 
 
+def has_display(environ: Any = None, platform: str = sys.platform) -> bool:
+    """Is there a screen to open a browser on? (macOS and Windows always; elsewhere X or Wayland.)"""
+    import os
+
+    env = os.environ if environ is None else environ
+    return platform in ("darwin", "win32") or bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
 def _auth(args: argparse.Namespace, target: Any) -> Any:
     """Sign-in for an HTTP target: the URL is printed (and opened in a browser unless
     --no-browser), the redirect caught on 127.0.0.1, the token kept for the next run."""
@@ -435,7 +443,7 @@ async def _serve(server: Any, target: Any, port: int, browser: bool, source: str
         config = uvicorn.Config(DevApp(bridge, secret), log_level="warning", lifespan="off")
         name = (bridge.client.server_info or {}).get("name", "server")
         print(f"rondo dev: {name} at {url}", file=sys.stderr, flush=True)
-        if browser:
+        if browser and has_display():
             import webbrowser
 
             webbrowser.open(url)

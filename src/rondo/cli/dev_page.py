@@ -135,6 +135,8 @@ function showResult(box, result) {
   for (const block of result.content || result.contents || result.messages || []) {
     if (block.type === "image") box.append($("img", {src: "data:" + block.mimeType + ";base64," + block.data, alt: "image"}));
     else if (block.type === "text" || block.text !== undefined) box.append($("pre", {"data-testid": "text", text: block.text}));
+    else if (block.type === "resource" && block.resource) box.append($("div", {class: "desc", text: "resource " + block.resource.uri}), $("pre", {"data-testid": "resource", text: block.resource.text !== undefined ? block.resource.text : "(" + (block.resource.mimeType || "binary") + ", " + (block.resource.blob || "").length + " base64 characters)"}));
+    else if (block.type === "resource_link") box.append($("pre", {"data-testid": "link", text: "link: " + block.uri + (block.name ? " (" + block.name + ")" : "")}));
     else if (block.role) box.append($("pre", {"data-testid": "text", text: block.role + ": " + (block.content && block.content.text || JSON.stringify(block.content))}));
     else box.append($("pre", {text: JSON.stringify(block, null, 2)}));
   }

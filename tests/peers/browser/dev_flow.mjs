@@ -107,6 +107,13 @@ try {
     await ask().locator("[data-testid=ask-accept]").click();
     await resultOf("tool:trigger-elicitation-request");
     seen.elicited = await card("tool:trigger-elicitation-request").locator(".result").textContent();
+    // Results of other kinds: an embedded resource and an image.
+    await page.click("[data-testid='tool-get-resource-reference']");
+    await resultOf("tool:get-resource-reference");
+    seen.embedded = await card("tool:get-resource-reference").locator("[data-testid=resource]").first().textContent();
+    await page.click("[data-testid='tool-get-tiny-image']");
+    await resultOf("tool:get-tiny-image");
+    seen.images = await card("tool:get-tiny-image").locator(".result img").count();
     await card("tool:trigger-sampling-request").locator("[data-field=prompt]").fill("Say hello");
     await page.click("[data-testid='tool-trigger-sampling-request']");
     await ask().waitFor();
