@@ -1,0 +1,201 @@
+"""`mount(parent, child, namespace=...)`: another `rondo.Server`'s components served by this one.
+
+The child's tools and prompts appear in the parent as `<namespace>_<name>`; its resources and
+templates keep their URIs (a URI is an identity other surfaces carry: resource links in
+results, `_meta` keys such as `ui://` resource URIs, subscriptions; rewriting one and missing
+another breaks reads, so URIs are left alone and a clash is refused when mounting).
+
+The components run in the parent: the parent's core, dialects and state policy answer every
+request, so `ctx.ask`, `InputRequired` and legacy back-channel questions work as they do for
+the parent's own tools, with every round sealed by the parent's policy. The mount follows the
+child (`Server.on_change`): a component added to or removed from the child later is brought in
+or dropped, and the parent's listeners hear `list_changed`. The child's lifespan hooks run
+inside the parent's lifespan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..server.components import Prompt, Tool
+from ..server.server import Server
+
+SEPARATOR = "_"
+# No `_` in a namespace: the separator then splits a mounted name one way only (`a_b` + `c`
+# and `a` + `b_c` would both be `a_b_c`). The rest is the tool-name alphabet, spec tools.mdx.
+_NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,63}")
+_MAX_NAME = 128  # tool names are 1-128 characters (spec tools.mdx)
+
+
+class Mount:
+    """One child mounted under a namespace; `unmount()` takes its components out again."""
+
+    def __init__(self, parent: Server, child: Server, namespace: str) -> None:
+        self.parent = parent
+        self.child = child
+        self.namespace = namespace
+        self._tools: set[str] = set()
+        self._prompts: set[str] = set()
+        self._resources: set[str] = set()
+        self._templates: set[str] = set()
+        self._live = True
+
+    def name(self, name: str) -> str:
+        """The name a child's tool or prompt has in the parent."""
+        return f"{self.namespace}{SEPARATOR}{name}"
+
+    # -- bringing components in ---------------------------------------------------------------
+
+    def sync(self, what: str) -> None:
+        """Make the parent's table of `what` ("tools", "prompts", "resources") match the child's."""
+        if what == "tools":
+            self._sync_tools()
+            self.parent.notify_tools_changed()
+        elif what == "prompts":
+            self._sync_prompts()
+            self.parent.notify_prompts_changed()
+        elif what == "resources":
+            self._sync_resources()
+            self.parent.notify_resources_changed()
+
+    def _sync_tools(self) -> None:
+        parent, scopes = self.parent, self.parent.component_scopes
+        for name in self._tools:
+            parent.tools.pop(name, None)
+            scopes.pop(("tool", name), None)
+        self._tools = set()
+        for tool in list(self.child.tools.values()):
+            name = self.name(tool.name)
+            wire = {**tool.wire, "name": name}
+            parent.tools[name] = Tool(name, tool.fn, tool.signature, wire, tool.task,
+                                      tool.middleware)
+            self._tools.add(name)
+            self._copy_scopes("tool", tool.name, name)
+
+    def _sync_prompts(self) -> None:
+        parent, scopes = self.parent, self.parent.component_scopes
+        for name in self._prompts:
+            parent.prompts.pop(name, None)
+            scopes.pop(("prompt", name), None)
+        self._prompts = set()
+        for prompt in list(self.child.prompts.values()):
+            name = self.name(prompt.name)
+            wire = {**prompt.wire, "name": name}
+            parent.prompts[name] = Prompt(name, prompt.fn, prompt.signature, wire,
+                                          prompt.middleware)
+            self._prompts.add(name)
+            self._copy_scopes("prompt", prompt.name, name)
+
+    def _sync_resources(self) -> None:
+        parent, scopes = self.parent, self.parent.component_scopes
+        for uri in self._resources:
+            parent.resources.pop(uri, None)
+            scopes.pop(("resource", uri), None)
+        for uri in self._templates:
+            parent.templates.pop(uri, None)
+            scopes.pop(("resource", uri), None)
+        self._resources, self._templates = set(), set()
+        for table, mine, theirs in ((parent.resources, self._resources, self.child.resources),
+                                    (parent.templates, self._templates, self.child.templates)):
+            for uri, resource in list(theirs.items()):
+                if uri in table:  # the parent's own, or another mount's: keep the first
+                    continue
+                table[uri] = resource
+                mine.add(uri)
+                self._copy_scopes("resource", uri, uri)
+
+    def _copy_scopes(self, kind: str, old: str, new: str) -> None:
+        wanted = self.child.component_scopes.get((kind, old))
+        if wanted is not None:
+            self.parent.component_scopes[(kind, new)] = wanted
+
+    def _follow(self, what: str, detail: Any) -> None:
+        if not self._live:
+            return
+        if what in ("tools", "prompts", "resources"):
+            self.sync(what)
+        elif what == "resource":  # a child resource's content changed: its URI is ours too
+            self.parent.notify_resource_updated(detail)
+
+    def unmount(self) -> None:
+        """Take the child's components out of the parent (the parent's listeners hear it)."""
+        self._live = False
+        _mounts(self.parent).pop(self.namespace, None)
+        parent, scopes = self.parent, self.parent.component_scopes
+        for names, table, kind in ((self._tools, parent.tools, "tool"),
+                                   (self._prompts, parent.prompts, "prompt"),
+                                   (self._resources, parent.resources, "resource"),
+                                   (self._templates, parent.templates, "resource")):
+            for name in names:
+                table.pop(name, None)
+                scopes.pop((kind, name), None)
+            names.clear()
+        parent.notify_tools_changed()
+        parent.notify_prompts_changed()
+        parent.notify_resources_changed()
+
+
+def mount(parent: Server, child: Server, *, namespace: str) -> Mount:
+    """Serve `child`'s tools and prompts from `parent` as `<namespace>_<name>`, its resources
+    and templates at their own URIs, following later changes to the child (module docstring).
+
+    Refused when mounting (ValueError): a namespace outside `[A-Za-z0-9][A-Za-z0-9.-]*` (no `_`,
+    so the separator splits one way), a namespace already mounted, a mounted name that clashes
+    with one the parent has or is longer than 128 characters, a resource URI both serve, a
+    child with server-wide middleware or a completion hook (not carried yet: docs/gateway.md).
+    """
+    if not isinstance(parent, Server) or not isinstance(child, Server):
+        raise TypeError("mount(parent, child, namespace=...) takes two rondo.Server objects")
+    if child is parent:
+        raise ValueError("a server cannot be mounted on itself")
+    if not isinstance(namespace, str) or not _NAMESPACE.fullmatch(namespace):
+        raise ValueError(f"namespace must match [A-Za-z0-9][A-Za-z0-9.-]* (at most 64 "
+                         f"characters, no '{SEPARATOR}'), got {namespace!r}")
+    mounts: dict[str, Mount] = _mounts(parent)
+    if namespace in mounts:
+        raise ValueError(f"namespace {namespace!r} is mounted twice")
+    if child.middleware:
+        raise ValueError(f"server {child.name!r} has server-wide middleware, which a mount does "
+                         "not carry yet; give it to its components (middleware=[...])")
+    if child.completion_handler is not None:
+        raise ValueError(f"server {child.name!r} has a completion hook, which a mount does not "
+                         "carry yet")
+    made = Mount(parent, child, namespace)
+    for kind, names, table in (("tool", child.tools, parent.tools),
+                               ("prompt", child.prompts, parent.prompts)):
+        for name in names:
+            full = made.name(name)
+            if len(full) > _MAX_NAME:
+                raise ValueError(f"{kind} {full!r} is longer than {_MAX_NAME} characters")
+            if full in table:
+                raise ValueError(f"{kind} {full!r} is already served by {parent.name!r}")
+    for uri in (*child.resources, *child.templates):
+        if uri in parent.resources or uri in parent.templates:
+            raise ValueError(f"resource {uri!r} is served by both {parent.name!r} and "
+                             f"{child.name!r} (mounted resources keep their URIs)")
+    mounts[namespace] = made
+    for what in ("tools", "prompts", "resources"):
+        made.sync(what)
+    child.on_change(made._follow)
+    parent.lifespan(_child_lifespan(child))  # its hooks, now or added later
+    return made
+
+
+def _mounts(parent: Server) -> dict[str, Mount]:
+    """The mounts on `parent`, kept on it under a private attribute of this module's own."""
+    found: dict[str, Mount] | None = parent.__dict__.get("_rondo_gateway_mounts")
+    if found is None:
+        found = {}
+        parent.__dict__["_rondo_gateway_mounts"] = found
+    return found
+
+
+def _child_lifespan(child: Server) -> Any:
+    async def child_lifespan(parent: Server) -> AsyncIterator[dict[str, Any]]:
+        async with child.started() as values:
+            yield dict(values)
+
+    child_lifespan.__name__ = f"{child.name}_lifespan"
+    return child_lifespan

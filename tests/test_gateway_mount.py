@@ -1,0 +1,256 @@
+"""rondo.gateway.mount: a child server's components served by a parent, on both eras."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import rondo
+from rondo import InputRequired, elicit
+from rondo.client import Client, ElicitRequest, ElicitResult
+from rondo.gateway import mount
+
+COLOR = elicit.form("Pick a color", {
+    "type": "object",
+    "properties": {"color": {"type": "string", "enum": ["red", "blue"]}},
+    "required": ["color"],
+})
+ERAS = ["2025-11-25", "2026-07-28"]
+
+
+def build() -> tuple[rondo.Server, rondo.Server, list[str]]:
+    events: list[str] = []
+    parent = rondo.Server("parent")
+    child = rondo.Server("weather", state=None)  # the parent's policy must be the one sealing
+
+    @parent.tool
+    def ping() -> str:
+        """The parent's own tool."""
+        return "pong"
+
+    @child.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @child.tool
+    def color(ctx: rondo.Context) -> str:
+        """Ask with ctx.ask."""
+        answer = ctx.ask("color", COLOR)
+        return f"color={answer.content['color']} db={ctx.lifespan['db']}"
+
+    @child.tool
+    def cleanup(folder: str, ctx: rondo.Context) -> object:
+        """The explicit style, with state the parent seals."""
+        answer = elicit.response(ctx, "confirm", COLOR)
+        if answer is elicit.MISSING:
+            return InputRequired({"confirm": COLOR}, state={"files": 3})
+        return f"{ctx.state['files']} files in {folder}, {answer.content['color']}"
+
+    @child.prompt
+    def greet(name: str) -> str:
+        """Say hello."""
+        return f"Hello {name}"
+
+    @child.resource("weather://today", mime_type="text/plain")
+    def today() -> str:
+        """Today's weather."""
+        return "sunny"
+
+    @child.resource("weather://city/{name}", mime_type="text/plain")
+    def city(name: str) -> str:
+        """A city's weather."""
+        return f"rain in {name}"
+
+    @child.lifespan
+    async def database(server: rondo.Server) -> Any:
+        events.append(f"start {server.name}")
+        yield {"db": "pool"}
+        events.append(f"stop {server.name}")
+
+    mount(parent, child, namespace="weather")
+    return parent, child, events
+
+
+def blue(request: ElicitRequest) -> Any:
+    return ElicitResult("accept", {"color": "blue"})
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_listed_under_the_namespace_and_called_through_the_parent(protocol: str) -> None:
+    parent, _, events = build()
+
+    async def go() -> None:
+        async with parent.started(), Client(parent, protocol=protocol, on_elicit=blue) as client:
+            names = sorted(t.name for t in await client.list_tools())
+            assert names == ["ping", "weather_add", "weather_cleanup", "weather_color"]
+            assert (await client.call_tool("weather_add", {"a": 2, "b": 3})).text == "5"
+            assert (await client.call_tool("weather_color")).text == "color=blue db=pool"
+            assert (await client.call_tool("weather_cleanup", {"folder": "/t"})).text == (
+                "3 files in /t, blue")
+            assert [p.name for p in await client.list_prompts()] == ["weather_greet"]
+            prompt = await client.get_prompt("weather_greet", {"name": "Ada"})
+            assert prompt.messages[0].content["text"] == "Hello Ada"
+            uris = [r.uri for r in await client.list_resources()]
+            assert uris == ["weather://today"]
+            templates = [t.uri_template for t in await client.list_resource_templates()]
+            assert templates == ["weather://city/{name}"]
+            assert (await client.read_resource("weather://city/Oslo")).text == "rain in Oslo"
+            with pytest.raises(rondo.McpError, match="Unknown tool: weather_nothing"):
+                await client.call_tool("weather_nothing")
+            with pytest.raises(rondo.McpError, match="Unknown tool: add"):
+                await client.call_tool("add", {"a": 1, "b": 1})  # only the namespaced name
+
+    asyncio.run(go())
+    assert events == ["start weather", "stop weather"]  # the child's lifespan, with its own server
+
+
+def test_modern_rounds_are_sealed_by_the_parents_policy() -> None:
+    parent, _, _ = build()
+    seen: list[dict[str, Any]] = []
+
+    async def go() -> None:
+        async with Client(parent, protocol="2026-07-28", on_elicit=blue) as client:
+            original = client.transport.request
+
+            async def recording(message: dict[str, Any], headers: Any = None) -> dict[str, Any]:
+                answer = await original(message, headers)
+                seen.append(answer)
+                return answer
+
+            client.transport.request = recording  # type: ignore[method-assign]
+            await client.call_tool("weather_cleanup", {"folder": "/t"})
+
+    asyncio.run(go())
+    first = seen[0]["result"]
+    assert first["resultType"] == "input_required"
+    token = first["requestState"]
+    assert parent.state_policy is not None
+    # The parent's policy opens what it sealed; tampered, it is refused with -32602.
+    forged = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+
+    async def tamper() -> None:
+        async with Client(parent, protocol="2026-07-28") as client:
+            reply = await client.transport.request({
+                "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                "params": {"name": "weather_cleanup", "arguments": {"folder": "/t"},
+                           "requestState": forged,
+                           "inputResponses": {"confirm": {"action": "accept",
+                                                          "content": {"color": "red"}}},
+                           "_meta": client_meta(client)}})
+            assert reply["error"]["code"] == -32602
+
+    asyncio.run(tamper())
+
+
+def client_meta(client: Client) -> dict[str, Any]:
+    from rondo.wire.meta import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
+
+    return {PROTOCOL_VERSION: "2026-07-28", CLIENT_INFO: {"name": "t", "version": "1"},
+            CLIENT_CAPABILITIES: {"elicitation": {"form": {}}}}
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_live_a_component_added_to_the_child_later_is_listed_and_announced(protocol: str) -> None:
+    parent, child, _ = build()
+
+    async def go() -> None:
+        heard: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        async with Client(parent, protocol=protocol, on_notification=heard.put_nowait) as client:
+            await client.list_tools()
+            if protocol == "2026-07-28":  # modern: a listen stream; legacy: the session
+                sub = await client.listen(tools=True).__aenter__()
+                next_note: Any = sub.__anext__
+            else:
+                next_note = heard.get
+
+            @child.tool
+            def later() -> str:
+                """Added after the mount."""
+                return "late"
+
+            note = await asyncio.wait_for(next_note(), 5)
+            assert note["method"] == "notifications/tools/list_changed"
+            assert "weather_later" in [t.name for t in await client.list_tools()]
+            assert (await client.call_tool("weather_later")).text == "late"
+            child.remove_tool("later")
+            note = await asyncio.wait_for(next_note(), 5)
+            assert note["method"] == "notifications/tools/list_changed"
+            assert "weather_later" not in [t.name for t in await client.list_tools()]
+            if protocol == "2026-07-28":
+                await sub.__aexit__(None, None, None)
+
+    asyncio.run(go())
+
+
+def test_a_child_resource_update_reaches_the_parents_subscribers() -> None:
+    parent, child, _ = build()
+
+    async def go() -> None:
+        async with Client(parent) as client:
+            async with client.listen(resource_uris=["weather://city/Oslo"]) as sub:
+                child.notify_resource_updated("weather://city/Oslo")
+                note = await asyncio.wait_for(sub.__anext__(), 5)
+                assert note["method"] == "notifications/resources/updated"
+                assert note["params"]["uri"] == "weather://city/Oslo"
+
+    asyncio.run(go())
+
+
+def test_unmount_takes_the_components_out() -> None:
+    parent, child, _ = build()
+    made = mount(parent, rondo.Server("other"), namespace="other")
+    made.unmount()
+    assert sorted(parent.tools) == ["ping", "weather_add", "weather_cleanup", "weather_color"]
+    mount(parent, rondo.Server("other"), namespace="other")  # the namespace is free again
+
+
+@pytest.mark.parametrize("namespace", ["", "a_b", "-x", "x/y", "x y", "é", "a" * 65, 3])
+def test_bad_namespaces_are_refused(namespace: Any) -> None:
+    with pytest.raises(ValueError, match="namespace must match"):
+        mount(rondo.Server("p"), rondo.Server("c"), namespace=namespace)
+
+
+def test_clashes_and_uncarried_options_are_refused_when_mounting() -> None:
+    parent, child, _ = build()
+    with pytest.raises(ValueError, match="'weather' is mounted twice"):
+        mount(parent, rondo.Server("again"), namespace="weather")
+    clash = rondo.Server("clash")
+
+    @clash.resource("weather://today")
+    def mine() -> str:
+        """Same URI as the mounted child's."""
+        return "x"
+
+    with pytest.raises(ValueError, match="served by both"):
+        mount(parent, clash, namespace="w2")
+    own = rondo.Server("own")
+
+    @own.tool(name="x_y")
+    def first() -> str:
+        """Named like a mounted tool."""
+        return "1"
+
+    nested = rondo.Server("nested")
+
+    @nested.tool
+    def y() -> str:
+        """Would become x_y."""
+        return "2"
+
+    with pytest.raises(ValueError, match="'x_y' is already served"):
+        mount(own, nested, namespace="x")
+    with pytest.raises(ValueError, match="server-wide middleware"):
+        mount(rondo.Server("p"), rondo.Server("m", middleware=[_passthrough]), namespace="m")
+    hooked = rondo.Server("h")
+    hooked.completion(lambda ref, argument, context: [])
+    with pytest.raises(ValueError, match="completion hook"):
+        mount(rondo.Server("p"), hooked, namespace="h")
+    with pytest.raises(ValueError, match="on itself"):
+        mount(parent, parent, namespace="self")
+
+
+async def _passthrough(request: Any, call_next: Any) -> Any:
+    return await call_next(request)
