@@ -189,12 +189,12 @@ def test_a_child_resource_update_reaches_the_parents_subscribers() -> None:
     parent, child, _ = build()
 
     async def go() -> None:
-        async with Client(parent) as client:
-            async with client.listen(resource_uris=["weather://city/Oslo"]) as sub:
-                child.notify_resource_updated("weather://city/Oslo")
-                note = await asyncio.wait_for(sub.__anext__(), 5)
-                assert note["method"] == "notifications/resources/updated"
-                assert note["params"]["uri"] == "weather://city/Oslo"
+        async with Client(parent) as client, client.listen(
+                resource_uris=["weather://city/Oslo"]) as sub:
+            child.notify_resource_updated("weather://city/Oslo")
+            note = await asyncio.wait_for(sub.__anext__(), 5)
+            assert note["method"] == "notifications/resources/updated"
+            assert note["params"]["uri"] == "weather://city/Oslo"
 
     asyncio.run(go())
 
