@@ -504,7 +504,7 @@ def test_an_accepted_form_answer_becomes_an_elicit_result():
     assert result.to_dict() == answer
     assert FORM.read_answer(request, result.to_dict()) == result  # round-trips through state
     assert_official("ElicitResult", result.to_dict())
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="^immutable type: 'ElicitResult'$"):
         result.action = "decline"  # type: ignore[misc]
 
 

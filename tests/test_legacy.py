@@ -607,8 +607,9 @@ def test_table_refuses_when_every_session_is_busy() -> None:
         s = _session(sid)
         s.inflight = {1: object()}  # type: ignore[dict-item]
         table.add(s)
-    with pytest.raises(SessionLimit):
+    with pytest.raises(SessionLimit, match="^Too many active sessions: try again later$") as full:
         table.add(_session("c"))
+    assert full.value.code == -32000
 
 
 def test_table_expires_idle_sessions_but_not_busy_ones(monkeypatch: pytest.MonkeyPatch) -> None:

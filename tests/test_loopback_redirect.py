@@ -5,6 +5,7 @@ where there is a display."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 import sys
 import threading
@@ -56,8 +57,9 @@ def test_every_sign_in_listens_on_the_same_port_and_returns_the_callback() -> No
 def test_a_port_in_use_is_an_error_at_bind_and_a_denial_at_a_later_sign_in() -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         busy = taken.getsockname()[1]
-        with pytest.raises(OSError):
+        with pytest.raises(OSError, match="[Aa]ddress already in use") as taken_error:
             LoopbackRedirect(port=busy, open_browser=False).redirect_uri  # noqa: B018
+        assert taken_error.value.errno == errno.EADDRINUSE
 
     redirect = LoopbackRedirect(open_browser=False, timeout=10)
     redirect.announce = come_back(redirect, "code=one&state=s")

@@ -62,7 +62,7 @@ def test_facts_follow_content_and_large_questions_are_not_kept() -> None:
     big = elicit.form("x" * (questions._MAX_KEPT + 1), {"type": "object", "properties": {}})
     assert questions.question(big) is not questions.question(big)
     assert questions.question(big).digest == questions.question(big).digest
-    with pytest.raises(questions.NotAQuestion):
+    with pytest.raises(questions.NotAQuestion, match="^'tools/list' is not an input request method$"):
         questions.question({"method": "tools/list"})
     with pytest.raises(TypeError, match="Encoding objects of type object is unsupported"):  # not JSON: the encoding says so
         questions.question({"method": "elicitation/create", "params": {"x": object()}})

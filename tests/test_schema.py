@@ -5,6 +5,7 @@ import datetime
 import enum
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import uuid
@@ -246,6 +247,8 @@ def test_context_parameter_is_found_and_excluded():
 
 FUTURE_MODULE = """
 from __future__ import annotations
+
+import re
 from typing import TYPE_CHECKING, Annotated
 if TYPE_CHECKING:
     import rondo
@@ -346,9 +349,8 @@ def test_tool_arguments_convert_strictly():
             "Invalid arguments: 'items[1]' expected int, got str",
         ),
     ]:
-        with pytest.raises(ArgumentError) as info:
+        with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$"):
             sig.bind(bad)
-        assert str(info.value) == message
 
 
 def test_error_messages_for_nested_and_constrained_values():
@@ -375,9 +377,8 @@ def test_error_messages_for_nested_and_constrained_values():
         ),
     ]
     for bad, message in cases:
-        with pytest.raises(ArgumentError) as info:
+        with pytest.raises(ArgumentError, match=f"^{re.escape(message)}$"):
             sig.bind(bad)
-        assert str(info.value) == message
 
 
 def test_arguments_must_be_an_object():
@@ -461,9 +462,8 @@ def test_pydantic_model_parameter_and_return():
 
     kwargs = sig.bind({"person": {"name": "Ada", "address": {"street": "Main"}}})
     assert kwargs["person"] == Person(name="Ada", address=Address(street="Main"))
-    with pytest.raises(ArgumentError) as info:
+    with pytest.raises(ArgumentError, match=re.escape("Invalid arguments: 'person': invalid Person (name: ")):
         sig.bind({"person": {"name": 1}})
-    assert str(info.value).startswith("Invalid arguments: 'person': invalid Person (name: ")
 
     assert sig.output_schema is not None and sig.output_schema["title"] == "Person"
     assert sig.structure_output(Person(name="Ada")) == {"name": "Ada", "age": 0, "address": None}

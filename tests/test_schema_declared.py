@@ -49,7 +49,7 @@ def test_field_as_a_default_value_is_metadata_and_its_default() -> None:
     assert "required" not in sig.input_schema
     bound = sig.bind({})
     assert bound["size"] == 20 and bound["tags"] == []  # never the FieldInfo object itself
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match="^Invalid arguments: 'size' expected int >= 1$"):
         sig.bind({"size": 0})
 
 
@@ -59,7 +59,7 @@ def test_annotated_types_constraints_work_too() -> None:
 
     sig = tool_signature(f)
     assert sig.input_schema["properties"]["n"] == {"type": "number", "exclusiveMaximum": 1.5}
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match="^Invalid arguments: 'n' expected float < 1.5$"):
         sig.bind({"n": 2})
 
 

@@ -115,9 +115,9 @@ async def test_the_capability_and_unknown_uris() -> None:
             with pytest.raises(rondo.McpError, match="Unknown skill|Not a directory|needs a skill") as err:
                 await client.request(method, {"uri": uri})
             assert err.value.code == -32602
-        with pytest.raises(rondo.McpError) as err:
+        with pytest.raises(rondo.McpError, match="^Resource not found$") as err:
             await client.request("resources/read", {"uri": "skill://pdf-processing/missing.md"})
-        assert err.value.code != -32601
+        assert err.value.code == -32602  # 2026-07-28's resource-not-found code (SEP-2164)
 
 
 @run_async

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import re
 import types
 
 import pytest
@@ -12,6 +13,9 @@ import pytest
 import rondo.state as state
 from rondo.server.context import Context
 from rondo.wire.errors import INVALID_PARAMS, McpError
+
+# The one answer every refused requestState gets, whatever the reason (logged, never sent).
+REJECTED = f"^{re.escape(state.REJECTED_MESSAGE)}$"
 
 SECRET = b"s" * 32
 OTHER = b"o" * 32
@@ -51,7 +55,7 @@ def refused(token, ctx=None, caplog=None, **kw) -> str:
     kw.setdefault("principal", "alice")
     if caplog is not None:
         caplog.clear()
-    with pytest.raises(McpError) as info:
+    with pytest.raises(McpError, match=REJECTED) as info:
         state.open(token, ctx or ctx_for(), **kw)
     err = info.value
     assert err.code == INVALID_PARAMS == -32602
@@ -314,7 +318,7 @@ def test_all_refusals_share_one_message():
     }
     messages = set()
     for token in tokens.values():
-        with pytest.raises(McpError) as info:
+        with pytest.raises(McpError, match=REJECTED) as info:
             state.open(token, ctx_for(), secret=SECRET, principal="alice", clock=clock)
         messages.add((info.value.code, info.value.message, info.value.data))
     assert messages == {(-32602, state.REJECTED_MESSAGE, None)}

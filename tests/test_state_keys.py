@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 import subprocess
 import sys
 import types
@@ -14,6 +15,9 @@ import rondo.state as state
 from rondo.server.context import Context
 from rondo.state import keys as keys_module
 from rondo.wire.errors import McpError
+
+# The one answer every refused requestState gets, whatever the reason (logged, never sent).
+REJECTED = f"^{re.escape(state.REJECTED_MESSAGE)}$"
 
 A = b"a" * 32
 B = b"b" * 32
@@ -214,7 +218,7 @@ def test_the_random_key_differs_between_processes():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     token = out.stdout.strip()
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         node().open_for(ctx(), token)
 
 

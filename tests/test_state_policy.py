@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import types
 from typing import Any
 
@@ -12,6 +13,9 @@ import pytest
 import rondo.state as state
 from rondo.server.context import Context
 from rondo.wire.errors import McpError
+
+# The one answer every refused requestState gets, whatever the reason (logged, never sent).
+REJECTED = f"^{re.escape(state.REJECTED_MESSAGE)}$"
 
 KEY = [("k1", b"k" * 32)]
 PARAMS = {"name": "book", "arguments": {"city": "Oslo"}}
@@ -46,9 +50,9 @@ def test_principal_comes_from_the_callable():
     assert policy.principal_of(ctx_for(auth="alice")) == "alice"
     token = policy.seal_for(ctx_for(auth="alice"), {"n": 1})
     assert policy.open_for(ctx_for(auth="alice"), token) == {"n": 1}
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         policy.open_for(ctx_for(auth="mallory"), token)
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         policy.open_for(ctx_for(auth=None), token)
 
 
@@ -90,7 +94,7 @@ def test_open_for_refuses_with_the_fixed_error_and_logs_the_reason(caplog):
     caplog.set_level(logging.DEBUG, logger="rondo.state")
     policy = state.StatePolicy(keys=KEY)
     token = policy.seal_for(ctx_for(), {"n": 1})
-    with pytest.raises(McpError) as info:
+    with pytest.raises(McpError, match=REJECTED) as info:
         policy.open_for(ctx_for(method="prompts/get"), token)
     assert info.value.to_error() == {"code": -32602, "message": state.REJECTED_MESSAGE}
     (record,) = [r for r in caplog.records if r.name == "rondo.state"]
@@ -101,7 +105,7 @@ def test_open_for_refuses_with_the_fixed_error_and_logs_the_reason(caplog):
 def test_open_for_refuses_non_strings():
     policy = state.StatePolicy(keys=KEY)
     for value in (None, 3, {"d": 1}, ["x"]):
-        with pytest.raises(McpError) as info:
+        with pytest.raises(McpError, match=REJECTED) as info:
             policy.open_for(ctx_for(), value)
         assert info.value.message == state.REJECTED_MESSAGE
 
@@ -113,7 +117,7 @@ def test_policy_ttl_and_clock():
     clock.now += 30 + policy.leeway
     assert policy.open_for(ctx_for(), token) == 1
     clock.now += 1
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         policy.open_for(ctx_for(), token)
 
 
@@ -122,13 +126,13 @@ def test_seal_for_overrides():
     policy = state.StatePolicy(keys=KEY, clock=clock)
     short = policy.seal_for(ctx_for(), 1, ttl=5)
     clock.now += 5 + policy.leeway + 1
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         policy.open_for(ctx_for(), short)
     with pytest.raises(ValueError, match="ttl must be more than 0 and at most 900 seconds, got 1000"):
         policy.seal_for(ctx_for(), 1, ttl=1000)
     once = policy.seal_for(ctx_for(), 1, once=True)
     assert policy.open_for(ctx_for(), once) == 1
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         policy.open_for(ctx_for(), once)
 
 
@@ -143,7 +147,7 @@ def test_policy_once_uses_its_store():
     policy = state.StatePolicy(keys=KEY, once=True, replay_store=Recording(), ttl=60)
     token = policy.seal_for(ctx_for(), "x")
     assert policy.open_for(ctx_for(), token) == "x"
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         policy.open_for(ctx_for(), token)
     assert len(seen) == 2 and seen[0][0] == seen[1][0]
     assert 60 <= seen[0][1] <= 60 + policy.leeway + 1
@@ -163,7 +167,7 @@ def test_store_errors_are_not_disguised_as_invalid_state():
 
     policy = state.StatePolicy(keys=KEY, once=True, replay_store=Down())
     token = policy.seal_for(ctx_for(), 1)
-    with pytest.raises(ConnectionError):
+    with pytest.raises(ConnectionError, match="^replay store unreachable$"):
         policy.open_for(ctx_for(), token)
 
 

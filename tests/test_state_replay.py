@@ -7,6 +7,7 @@ import base64
 import json
 import logging
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -24,6 +25,9 @@ import redis_server
 import rondo.state as state
 from rondo.server.context import Context
 from rondo.wire.errors import McpError
+
+# The one answer every refused requestState gets, whatever the reason (logged, never sent).
+REJECTED = f"^{re.escape(state.REJECTED_MESSAGE)}$"
 
 SECRET = b"r" * 32
 PARAMS = {"name": "pay", "arguments": {"amount": 10}}
@@ -118,7 +122,7 @@ def test_a_once_token_opens_once(caplog):
     store = state.MemoryReplayStore()
     token = once_token()
     assert open_with(store, token) == {"order": 1}
-    with pytest.raises(McpError) as info:
+    with pytest.raises(McpError, match=REJECTED) as info:
         open_with(store, token)
     assert info.value.to_error() == {"code": -32602, "message": state.REJECTED_MESSAGE}
     assert "already used" in caplog.records[-1].getMessage()
@@ -144,7 +148,7 @@ def test_once_tokens_carry_an_id_and_ordinary_tokens_do_not():
 def test_the_default_store_of_the_functional_api_is_shared():
     token = once_token()
     assert state.open(token, ctx_for(), secret=SECRET, principal=None) == {"order": 1}
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         state.open(token, ctx_for(), secret=SECRET, principal=None)
 
 
@@ -158,9 +162,9 @@ def test_invalid_tokens_never_burn_the_store():
 
     token = once_token()
     for bad in (token + "x", token[:-3]):
-        with pytest.raises(McpError):
+        with pytest.raises(McpError, match=REJECTED):
             open_with(Recording(), bad)
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         state.open(token, ctx_for({"name": "pay", "arguments": {"amount": 99}}), secret=SECRET,
                    principal=None, replay_store=Recording())
     assert calls == []
@@ -212,7 +216,7 @@ def test_two_redis_stores_share_consumption(redis_url):
     second = state.RedisReplayStore(url=redis_url)
     token = once_token()
     assert open_with(first, token) == {"order": 1}
-    with pytest.raises(McpError):
+    with pytest.raises(McpError, match=REJECTED):
         open_with(second, token)
 
 
@@ -231,7 +235,7 @@ def test_redis_store_failures_surface_as_errors():
     redis = components.module("redis", "redis")
     store = state.RedisReplayStore(url="redis://127.0.0.1:1/0")  # nothing listens on port 1
 
-    with pytest.raises(redis.ConnectionError):
+    with pytest.raises(redis.ConnectionError, match="connecting to 127.0.0.1:1"):
         open_with(store, once_token())
 
 

@@ -177,9 +177,10 @@ def test_the_redis_store_is_atomic_and_expires(redis_url) -> None:
         now = time.time()
         await store.create(TaskRecord(id="r1", principal=None, created=now, updated=now,
                                       ttl_ms=60_000, poll_ms=100))
-        with pytest.raises(rondo.McpError):
+        with pytest.raises(rondo.McpError, match="^task id collision$") as collision:
             await store.create(TaskRecord(id="r1", principal=None, created=now, updated=now,
                                           ttl_ms=60_000, poll_ms=100))
+        assert collision.value.code == -32603
 
         def add(key: str) -> Any:
             def change(rec: TaskRecord) -> bool:
