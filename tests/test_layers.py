@@ -27,14 +27,9 @@ SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
 TYPE_ONLY = {("rondo.server.server", "rondo.core.core"),  # `Server.core -> Core`
              ("rondo.server.method", "rondo.core.core"),  # a handler is `(core, request)`
              ("rondo.client.session", "rondo.tasks.client")}  # what `client.task()` returns
-# Climbs the split of `server/` into server/core/legacy/tasks laid bare (issue 36). Each is
-# removed by the steps that follow; this set may only shrink (a test below holds that every
-# entry is still a real climb, so a fixed one must be struck off).
-PENDING = {
-    ("rondo.core.methods", "rondo.legacy.ask"),
-    ("rondo.server.context", "rondo.core.modern"),
-    ("rondo.server.context", "rondo.legacy.ask"),
-}
+# Climbs known and waiting to be removed (the split of `server/` in issue 36 laid bare ten; all
+# are gone). The set may only shrink: a test below holds that every entry is still a real climb.
+PENDING: set[tuple[str, str]] = set()
 
 
 def _module_name(path: Path) -> str:

@@ -108,10 +108,8 @@ def tool_failure(core: Core, name: str, exc: Exception) -> dict[str, Any]:
     inside the `except` clause: the log line carries the traceback."""
     if isinstance(exc, ToolError):  # meant for the model: the message passes through
         return {"content": [text(str(exc))], "isError": True}
-    from ..legacy.ask import AskError  # only on a failure: keeps start-up light
-
-    # A legacy ctx.ask that failed, or rondo's own advice (`public`): also for the model.
-    if isinstance(exc, AskError) or getattr(exc, "public", False) is True:
+    # rondo's own advice, or a legacy ctx.ask that failed (`public`): also for the model.
+    if getattr(exc, "public", False) is True:
         return {"content": [text(str(exc))], "isError": True}
     if not core.server.mask_errors:  # development opt-in: the exception's text is shown
         log.exception("tool %r failed", name)

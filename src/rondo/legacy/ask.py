@@ -24,6 +24,8 @@ class AskError(RuntimeError):
     Uncaught in a tool, it becomes a tool error result (`isError: true`) carrying this message.
     """
 
+    public = True  # its message is for the model (core/methods.py's tool_failure)
+
 
 class ClientCannotAnswer(AskError):
     """The client did not declare the capability the question needs (at `initialize`)."""

@@ -280,6 +280,12 @@ class LegacyCall:
 
     __slots__ = ("session", "send", "loop", "thread", "asks", "closer")
 
+    def url_complete(self, ctx: Any, key: str) -> None:
+        """`ctx.url_complete(key)` on this session: `notifications/elicitation/complete`."""
+        from .ask import elicitation_complete
+
+        elicitation_complete(ctx, self, key)
+
     def __init__(self, session: LegacySession, send: Send, closer: Callable[[], None] | None = None) -> None:
         self.session = session
         self.send = send

@@ -228,19 +228,17 @@ class Context:
                 request = chosen
         # `_ask` without its frame: one non-empty dict needs none of its checks.
         dialect = self._dialect
-        if dialect is None:
-            from ..core.modern import MODERN as dialect
+        if dialect is None:  # a context made by hand: the server's 2026-07-28 dialect
+            dialect = self.server.core.modern
         return dialect.ask(self, {key: request}, key)
 
     def url_complete(self, key: str) -> _Done:
         """Tell a 2025-11-25 client that the URL elicitation asked as `key` has finished
         (`notifications/elicitation/complete`). The 2026-07-28 wire has no such notification
         (the retry carries the state instead): there, and without a session, a no-op."""
-        call = self._session
-        if call is not None:
-            from ..legacy.ask import elicitation_complete
-
-            elicitation_complete(self, call, key)
+        complete = getattr(self._session, "url_complete", None)  # a legacy session's call
+        if complete is not None:
+            complete(self, key)
         return DONE
 
     def ask_all(self, requests: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -251,8 +249,8 @@ class Context:
         if not requests or (type(requests) is not dict and not isinstance(requests, Mapping)):
             raise ValueError("ask needs at least one input request")
         dialect = self._dialect
-        if dialect is None:
-            from ..core.modern import MODERN as dialect
+        if dialect is None:  # a context made by hand: the server's 2026-07-28 dialect
+            dialect = self.server.core.modern
         return dialect.ask(self, requests, single)
 
     @property
