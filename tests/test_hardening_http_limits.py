@@ -53,6 +53,13 @@ class Served:
         self.server.should_exit = True
         self.thread.join(10)
 
+    def settle(self, connections: int) -> None:
+        """Poll (5 s at most) until uvicorn holds exactly `connections` open connections."""
+        deadline = time.monotonic() + 5
+        while len(self.server.server_state.connections) != connections:
+            assert time.monotonic() < deadline, len(self.server.server_state.connections)
+            time.sleep(0.01)
+
     def connect(self) -> socket.socket:
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
         return sock
@@ -75,6 +82,23 @@ def read_all(sock: socket.socket, limit: float = 5.0) -> bytes:
             chunks.append(chunk)
     except (ConnectionResetError, TimeoutError):
         pass
+    return b"".join(chunks)
+
+
+def read_to_close(sock: socket.socket, limit: float = 5.0) -> bytes:
+    """All the server sends until it closes the connection itself. Our `limit` (per read, longer
+    than any trickle here) running out first fails the test: the server's own timeout, not ours
+    nor a stopwatch, is what these tests show."""
+    sock.settimeout(limit)
+    chunks = []
+    try:
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    except ConnectionResetError:
+        pass
+    except TimeoutError:
+        raise AssertionError(f"the server held the connection open past {limit} s: "
+                             f"{b''.join(chunks)[:80]!r}") from None
     return b"".join(chunks)
 
 
@@ -111,10 +135,8 @@ def trickle_headers(sock: socket.socket) -> None:
 
 def test_headers_trickled_a_byte_at_a_time_get_408(served: Served) -> None:
     with served.connect() as sock:
-        start = time.monotonic()
         trickle_headers(sock)
-        reply = read_all(sock)
-        assert status_of(reply) == 408 and time.monotonic() - start < 3
+        assert status_of(read_to_close(sock)) == 408
     assert ok_request(served) == 200
 
 
@@ -159,23 +181,22 @@ def test_a_second_request_trickled_on_a_kept_connection_gets_408(served: Served)
         time.sleep(0.3)  # part of a header timeout passes idle: the next request's own counts
         start = time.monotonic()
         trickle_headers(sock)
-        reply = read_all(sock)
+        reply = read_to_close(sock)
         elapsed = time.monotonic() - start
         assert status_of(reply) == 408
-        assert LIMITS.header_timeout * 0.9 <= elapsed < 3, elapsed
+        # Not cut short by the first request's deadline: a lower bound only, which a loaded
+        # machine can only make easier to meet.
+        assert LIMITS.header_timeout * 0.9 <= elapsed, elapsed
 
 
 def test_a_connection_that_never_sends_a_byte_is_closed(served: Served) -> None:
     with served.connect() as sock:
-        start = time.monotonic()
-        reply = read_all(sock)
-        assert time.monotonic() - start < 3  # closed by the server, not by our 5 s timeout
-        assert reply == b"" or status_of(reply) == 408
+        reply = read_to_close(sock)  # closed by the server, not by our 5 s timeout
+        assert status_of(reply) == 408  # under httptools and h11 alike, never a silent cut
 
 
 def test_a_trickled_body_gets_408(served: Served) -> None:
     with served.connect() as sock:
-        start = time.monotonic()
         sock.sendall(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                      b"accept: application/json\r\ncontent-length: 1000\r\n\r\n{")
         try:
@@ -184,21 +205,20 @@ def test_a_trickled_body_gets_408(served: Served) -> None:
                 time.sleep(0.05)
         except (BrokenPipeError, ConnectionResetError):
             pass
-        reply = read_all(sock)
-        assert time.monotonic() - start < 4
+        reply = read_to_close(sock)
         assert status_of(reply) == 408  # an empty reply (a silent cut) is not a 408
 
 
 def test_connections_beyond_the_cap_get_503_and_the_server_keeps_serving(served: Served) -> None:
     idle = [served.connect() for _ in range(8)]
     try:
-        time.sleep(0.1)
+        served.settle(8)  # polled, not slept: the server holds all eight
         with served.connect() as extra:
             assert status_of(read_all(extra, 2)) == 503
     finally:
         for sock in idle:
             sock.close()
-    time.sleep(0.2)
+    served.settle(0)  # the server saw them go
     assert ok_request(served) == 200
 
 
@@ -220,10 +240,7 @@ def test_too_many_headers_get_431(served: Served) -> None:
 def test_an_idle_keep_alive_connection_is_closed(served: Served) -> None:
     with served.connect() as sock:
         sock.sendall(b"GET /nothing HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
-        time.sleep(0.2)
-        start = time.monotonic()
-        reply = read_all(sock)
-        assert status_of(reply) == 404 and time.monotonic() - start < 3
+        assert status_of(read_to_close(sock)) == 404  # then the server hangs up, not our timeout
 
 
 def test_limits_are_checked_at_start_up() -> None:
