@@ -1,8 +1,11 @@
 """Building servers from documents: schema translation, names, route rules and the hook, and
-hostile documents (each a clear error at build time, or the operation skipped with a warning)."""
+hostile documents (each a clear error at build time, or the operation skipped with a warning:
+at build for what the outline shows, at the first tools/list for a schema that cannot be
+translated). Laziness itself is proven in tests/test_openapi_lazy.py."""
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import json
 import threading
@@ -12,6 +15,7 @@ import httpx
 import pytest
 from jsonschema import Draft202012Validator
 
+from rondo.client import Client
 from rondo.openapi import OpenAPIError, OperationSkipped, Route, from_openapi
 
 CLIENT = httpx.AsyncClient(base_url="https://api.example")
@@ -25,10 +29,19 @@ def doc(paths, schemas=None, version="3.0.3", **extra):
     return out
 
 
+async def listed(server):
+    async with Client(server) as mcp:
+        return await mcp.list_tools()
+
+
 def build(document, **options):
+    """The server, once a client has listed its tools (the first tools/list translates the
+    schemas), and the skip warnings of build and listing."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         server = from_openapi(document, CLIENT, **options)
+        if server.tools:  # a server without tools has no tools/list
+            asyncio.run(listed(server))
     for tool in server.tools.values():  # every schema handed out is valid 2020-12
         Draft202012Validator.check_schema(tool.wire["inputSchema"])
         if "outputSchema" in tool.wire:
@@ -203,9 +216,7 @@ def test_dangling_external_and_cyclic_refs_skip_their_operation_with_a_warning()
     document = doc(paths, schemas)
     document["components"]["parameters"] = {"A": {"$ref": "#/components/parameters/B"},
                                             "B": {"$ref": "#/components/parameters/A"}}
-    server, skipped = build(document)
-    assert skipped == [
-        "GET /dangling skipped: dangling $ref '#/components/schemas/Nope'",
+    outline = [  # found at build: parameters, bodies and references to them
         "GET /external skipped: external $ref 'https://evil.example/params.json#/q' "
         "(only references inside the document)",
         "GET /cyclic skipped: cyclic $ref '#/components/parameters/A'",
@@ -213,8 +224,17 @@ def test_dangling_external_and_cyclic_refs_skip_their_operation_with_a_warning()
         "GET /style skipped: query parameter 'q' with style 'matrix'",
         "POST /media skipped: request body types image/png",
     ]
+    in_schema = "GET /dangling skipped: dangling $ref '#/components/schemas/Nope'"
+    with pytest.warns(OperationSkipped) as at_build:
+        lazy = from_openapi(document, CLIENT)
+    assert [str(w.message) for w in at_build] == outline
+    assert list(lazy.tools) == ["dangling", "fine"]  # its schema is not read yet
+    server, skipped = build(document)
+    assert skipped == [*outline, in_schema]  # the first tools/list finds the dangling $ref
     # A schema cycle of pure references is a schema that refers to itself: served.
     assert list(server.tools) == ["fine"]
+    eager, skipped = build(document, lazy=False)  # lazy=False: everything found at build
+    assert skipped == [in_schema, *outline] and list(eager.tools) == ["fine"]
 
 
 def test_path_variables_without_parameters_are_skipped():
@@ -403,13 +423,16 @@ _documents = st.fixed_dictionaries({"openapi": st.just("3.0.3"), "paths": st.dic
 
 @settings(max_examples=200, deadline=None)
 @given(_documents)
-def test_malformed_documents_never_crash_the_build(document):
+def test_malformed_documents_never_crash_the_build_or_the_first_listing(document):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            from_openapi(document, CLIENT)
+            server = from_openapi(document, CLIENT)
         except OpenAPIError:
             return
+        if server.tools:  # the first tools/list translates: a broken schema is left out
+            names = {tool.name for tool in asyncio.run(listed(server))}
+            assert names == set(server.tools)
     assert all(w.category is OperationSkipped for w in caught)
 
 

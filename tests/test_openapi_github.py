@@ -42,7 +42,13 @@ def github():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing in this document is skipped
         server = from_openapi(DOCUMENT, client, unconfirmed="run")
+        asyncio.run(_list(server))  # the first tools/list translates every tool's schemas
     return doc, server, seen
+
+
+async def _list(server):
+    async with Client(server) as mcp:
+        return await mcp.list_tools()
 
 
 def _operations(doc):
@@ -142,3 +148,47 @@ def test_calls_reach_the_stand_in_with_encoded_paths(github):
     asyncio.run(main())
     assert [str(r.url) for r in seen] == ["https://api.github.com/repos/octo/hello",
                                           "https://api.github.com/repos/octo/hello/git/ref/heads/main"]
+
+
+def test_the_build_is_lazy_a_call_translates_its_own_schemas_a_listing_each_once(monkeypatch):
+    from rondo.openapi import build as build_module
+    from rondo.openapi.schemas import Translator
+
+    made: list[Translator] = []
+
+    class Counting(Translator):
+        def __init__(self, doc):
+            super().__init__(doc)
+            made.append(self)
+
+    monkeypatch.setattr(build_module, "Translator", Counting)
+    client = httpx.AsyncClient(base_url="https://api.github.com", transport=httpx.MockTransport(
+        lambda request: httpx.Response(200, json={"full_name": "octo/hello", "id": 1})))
+    server = from_openapi(DOCUMENT, client, unconfirmed="run")
+    [tr] = made
+    assert len(server.tools) == 1223
+    assert tr.roots == 0 and tr.built == {}  # building translated no schema at all
+
+    def filled():
+        return [n for n, t in server.tools.items() if "properties" in t.wire["inputSchema"]]
+
+    async def main():
+        async with Client(server) as mcp:
+            got = await mcp.call_tool("repos_get", {"owner": "octo", "repo": "hello"})
+            assert got.structured_content == {"full_name": "octo/hello", "id": 1}
+            assert filled() == ["repos_get"]
+            assert tr.roots == 3  # owner, repo and the output
+            tool = server.tools["repos_get"].wire
+            own = set(tool["outputSchema"].get("$defs", {})) | set(
+                tool["inputSchema"].get("$defs", {}))
+            assert set(tr.built) == own  # only what this tool's schemas refer to
+            assert len(own) < 20
+            listed = await mcp.list_tools()
+            assert len(listed) == 1223 and len(filled()) == 1223
+            assert set(tr.built.values()) == {1}  # each shared schema translated once
+            assert len(tr.built) > 500
+            roots = tr.roots
+            await mcp.list_tools(refresh=True)
+            assert tr.roots == roots
+
+    asyncio.run(main())

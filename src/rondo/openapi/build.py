@@ -17,7 +17,7 @@ from . import confirm, document
 from .call import Limits, result, send
 from .errors import OpenAPIError, OperationSkipped, Unsupported
 from .naming import Names, clean, default_name
-from .operations import METHODS, Operation, read
+from .operations import METHODS, Operation, Plan, read, translate
 from .request import prepare
 from .routes import UNSAFE_METHODS, Route, choose
 from .schemas import Translator
@@ -43,6 +43,7 @@ def from_openapi(
     max_document_bytes: int = document.MAX_DOCUMENT_BYTES,
     server: rondo.Server | None = None,
     resource_scheme: str = "openapi",
+    lazy: bool = True,
     **server_options: Any,
 ) -> rondo.Server:
     """A server with one tool per operation of `source` (a dict, a JSON file path or an http(s)
@@ -55,6 +56,10 @@ def from_openapi(
     tool error, or, with `unconfirmed="run"`, the call runs unasked. `auth_headers(ctx)` gives
     per-call headers (say, an exchanged token for `ctx.auth`); the MCP client's own token is
     never forwarded.
+
+    Building reads the document's outline only (names, methods, paths, parameters, bodies);
+    each tool's schemas are translated when first needed: every listed tool's on the first
+    `tools/list`, one tool's on its first call. `lazy=False` translates them all now.
     """
     if unconfirmed not in confirm.UNCONFIRMED:
         raise ValueError(f"unconfirmed must be one of {confirm.UNCONFIRMED}, got {unconfirmed!r}")
@@ -64,12 +69,20 @@ def from_openapi(
     doc = document.load(source, max_bytes=max_document_bytes)
     base = _base_url(doc, client, base_url)
     routes = tuple(routes)
+    tr = Translator(doc)
+    schemas = _Schemas(tr) if lazy else None
     if server is None:
         title = doc.get("info", {}).get("title") if isinstance(doc.get("info"), dict) else None
+        if schemas is not None:  # outermost: the schemas are whole before anything reads them
+            server_options["middleware"] = [schemas.middleware,
+                                             *(server_options.get("middleware") or ())]
         server = rondo.Server(name or clean(str(title or "openapi")), **server_options)
     elif server_options:
         raise TypeError("server options go to rondo.Server; pass them there when giving server=")
-    tr = Translator(doc)
+    elif schemas is not None:
+        server.middleware = (schemas.middleware, *server.middleware)
+    if schemas is not None:
+        schemas.server = server
     names = Names()
     uri_base = f"{resource_scheme}://{clean(server.name)}"
     for path, item in doc.get("paths", {}).items():
@@ -86,16 +99,16 @@ def from_openapi(
             if route.kind == "exclude":
                 continue
             try:
-                op = read(doc, tr, path, method, item, op_doc,
-                          default_name(op_doc.get("operationId"), method, path))
-            except Unsupported as exc:
-                warnings.warn(f"{upper} {path} skipped: {exc}", OperationSkipped, stacklevel=2)
-                continue
-            except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
-                # A shape the document's schema forbids (a list where an object belongs...):
-                # this operation is malformed, the rest of the document may be fine.
-                warnings.warn(f"{upper} {path} skipped: malformed ({type(exc).__name__}: "
-                              f"{str(exc)[:200]})", OperationSkipped, stacklevel=2)
+                op, plan = read(doc, tr, path, method, item, op_doc,
+                                default_name(op_doc.get("operationId"), method, path))
+                if schemas is None:
+                    op.input_schema, op.output_schema = translate(tr, plan)
+                else:  # filled in place on first need (the server emits them verbatim)
+                    op.input_schema = {"type": "object"}
+                    op.output_schema = None if plan.output is None else {}
+            except _MALFORMED as exc:
+                warnings.warn(f"{upper} {path} skipped: {_why(exc)}", OperationSkipped,
+                              stacklevel=2)
                 continue
             op.kind = route.kind
             op.confirm = upper in UNSAFE_METHODS if route.confirm is None else route.confirm
@@ -114,10 +127,67 @@ def from_openapi(
             op.name = names.claim(clean(op.name))
             caller = _Caller(op, client, base, limits, auth_headers, unconfirmed)
             if op.kind == "tool":
-                _add_tool(server, op, caller)
+                call = _add_tool(server, op, caller)
+                if schemas is not None:
+                    caller.schemas = schemas
+                    schemas.pending[op.name] = (op, plan, call)
             else:
                 _add_resource(server, op, caller, uri_base)
     return server
+
+
+_MALFORMED = (Unsupported, TypeError, AttributeError, KeyError, IndexError, ValueError)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, Unsupported):
+        return str(exc)
+    # A shape the document's schema forbids (a list where an object belongs...): this operation
+    # is malformed, the rest of the document may be fine.
+    return f"malformed ({type(exc).__name__}: {str(exc)[:200]})"
+
+
+class _Schemas:
+    """The tools whose schemas are not translated yet: all of them on the first `tools/list`
+    (the middleware), one on its first call. An operation whose schemas cannot be translated
+    is then left out as it would have been at build: a warning, the tool removed."""
+
+    def __init__(self, tr: Translator) -> None:
+        self.tr = tr
+        self.server: rondo.Server | None = None
+        self.pending: dict[str, tuple[Operation, Plan, Callable[..., Any]]] = {}
+        self.broken: dict[str, str] = {}  # tool name -> why it was left out
+
+    def ensure(self, name: str) -> str | None:
+        """Translate tool `name`'s schemas if they are not yet; the reason it is broken, or None."""
+        entry = self.pending.pop(name, None)
+        if entry is None:
+            return self.broken.get(name)
+        op, plan, call = entry
+        try:
+            given, output = translate(self.tr, plan)
+        except _MALFORMED as exc:
+            reason = self.broken[name] = _why(exc)
+            warnings.warn(f"{op.method} {op.path} skipped: {reason}", OperationSkipped,
+                          stacklevel=2)
+            server = self.server
+            if server is not None and getattr(server.tools.get(name), "fn", None) is call:
+                server.remove_tool(name)
+            return reason
+        op.input_schema.clear()
+        op.input_schema.update(given)
+        if op.output_schema is not None:  # promised at build: an untranslatable one says nothing
+            op.output_schema.update(output or {})
+        return None
+
+    def ensure_all(self) -> None:
+        for name in list(self.pending):
+            self.ensure(name)
+
+    async def middleware(self, request: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        if self.pending and request.method == "tools/list":
+            self.ensure_all()
+        return await call_next(request)
 
 
 def _base_url(doc: dict[str, Any], client: httpx.AsyncClient, given: str | None) -> httpx.URL:
@@ -156,7 +226,7 @@ def _readable(op: Operation) -> bool:
 class _Caller:
     """Runs one operation: prepare, confirm if needed, send, shape the answer."""
 
-    __slots__ = ("op", "client", "base", "limits", "auth_headers", "unconfirmed")
+    __slots__ = ("op", "client", "base", "limits", "auth_headers", "unconfirmed", "schemas")
 
     def __init__(self, op: Operation, client: httpx.AsyncClient, base: httpx.URL, limits: Limits,
                  auth_headers: AuthHeaders | None, unconfirmed: str) -> None:
@@ -166,9 +236,14 @@ class _Caller:
         self.limits = limits
         self.auth_headers = auth_headers
         self.unconfirmed = unconfirmed
+        self.schemas: _Schemas | None = None
 
     async def __call__(self, ctx: Context, arguments: dict[str, Any]) -> Any:
         op = self.op
+        if self.schemas is not None:
+            broken = self.schemas.ensure(op.name)
+            if broken is not None:
+                raise ToolError(f"{op.name} is not served: {broken}")
         try:
             prepared = prepare(op, arguments, self.base)
         except ValueError as exc:
@@ -200,7 +275,7 @@ def _annotations(op: Operation) -> dict[str, Any]:
     return hints
 
 
-def _add_tool(server: rondo.Server, op: Operation, caller: _Caller) -> None:
+def _add_tool(server: rondo.Server, op: Operation, caller: _Caller) -> Callable[..., Any]:
     async def call(ctx: Context, **arguments: Any) -> Any:
         return await caller(ctx, arguments)
 
@@ -213,6 +288,7 @@ def _add_tool(server: rondo.Server, op: Operation, caller: _Caller) -> None:
         output_schema=op.output_schema,
         annotations=_annotations(op),
     )(call)
+    return call
 
 
 def _add_resource(server: rondo.Server, op: Operation, caller: _Caller, uri_base: str) -> None:

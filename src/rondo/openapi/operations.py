@@ -1,5 +1,6 @@
-"""One operation of the document, read once: its parameters and body as tool arguments (with
-the input schema), its success response (the output schema), and what a call needs to send."""
+"""One operation of the document in two passes: `read` (cheap, at build) finds its parameters
+and body as tool arguments, what a call needs to send, and which raw schemas make up its input
+and output schemas (a `Plan`); `translate` turns a plan into those schemas, on first need."""
 
 from __future__ import annotations
 
@@ -67,6 +68,55 @@ class Operation:
     input_schema: dict[str, Any] = field(default_factory=dict)
     output_schema: dict[str, Any] | None = None
 
+    def arguments(self) -> set[str]:
+        """The tool arguments: the parameters' and the body's (its properties, or one)."""
+        known = {p.arg for p in self.params}
+        if self.body is not None and self.body.fields is not None:
+            known.update(self.body.fields)
+        elif self.body is not None and self.body.arg is not None:
+            known.add(self.body.arg)
+        return known
+
+
+@dataclass
+class Plan:
+    """An operation's schemas, untranslated: per argument (in order) its raw schema, the
+    description a parameter adds, or a ready schema (a text body); the required arguments; the
+    raw output schema (None: no output schema)."""
+
+    args: list[tuple[str, Any, str | None, dict[str, Any] | None]] = field(default_factory=list)
+    required: list[str] = field(default_factory=list)
+    output: Any = None
+
+
+def translate(tr: Translator, plan: Plan) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The input schema and output schema a plan describes. `Unsupported` (or, for a shape the
+    document's schema forbids, TypeError and the like) when an input schema cannot be made; an
+    output schema that cannot be made is None (calls work; the result is just not described)."""
+    props: dict[str, Any] = {}
+    refs: set[str] = set()
+    for arg, raw, description, ready in plan.args:
+        if ready is not None:
+            props[arg] = ready
+            continue
+        translated = tr.translate(raw, refs)
+        if description is not None and isinstance(translated, dict):
+            translated = {**translated, "description": description}
+        props[arg] = translated
+    whole: dict[str, Any] = {"type": "object", "properties": props}
+    if plan.required:
+        whole["required"] = list(plan.required)
+    whole["additionalProperties"] = False
+    if refs:
+        whole["$defs"] = tr.defs_for(refs)
+    output = None
+    if plan.output is not None:
+        try:
+            output = tr.schema(plan.output)
+        except Unsupported:
+            output = None
+    return whole, output
+
 
 def describe(op: dict[str, Any]) -> tuple[str | None, str]:
     summary = op.get("summary") if isinstance(op.get("summary"), str) else None
@@ -77,16 +127,16 @@ def describe(op: dict[str, Any]) -> tuple[str | None, str]:
 
 
 def read(doc: dict[str, Any], tr: Translator, path: str, method: str, item: dict[str, Any],
-         op: dict[str, Any], name: str) -> Operation:
-    """The Operation for `method path`; `Unsupported` names what cannot be served."""
+         op: dict[str, Any], name: str) -> tuple[Operation, Plan]:
+    """The Operation for `method path` and the plan of its schemas, without translating any
+    schema; `Unsupported` names what cannot be served."""
     summary, description = describe(op)
     raw_tags = op.get("tags")
     tags = tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
     result = Operation(method.upper(), path, op.get("operationId"), name, summary, description,
                        tags, deprecated=bool(op.get("deprecated")))
-    props: dict[str, Any] = {}
-    required: list[str] = []
-    refs: set[str] = set()
+    plan = Plan()
+    required = plan.required
     taken: set[str] = set()
 
     def arg_for(wanted: str, suffix: str) -> str:
@@ -127,12 +177,10 @@ def read(doc: dict[str, Any], tr: Translator, path: str, method: str, item: dict
             schema, as_json = (entry or {}).get("schema", {}), True
         else:
             schema = {}
-        translated = tr.translate(schema, refs)
-        if isinstance(param.get("description"), str) and isinstance(translated, dict):
-            translated = {**translated, "description": param["description"]}
+        described = param.get("description")
         is_required = where == "path" or bool(param.get("required"))
         arg = arg_for(param["name"], where)
-        props[arg] = translated
+        plan.args.append((arg, schema, described if isinstance(described, str) else None, None))
         if is_required:
             required.append(arg)
         result.params.append(Param(
@@ -145,17 +193,9 @@ def read(doc: dict[str, Any], tr: Translator, path: str, method: str, item: dict
             raise Unsupported(f"path variable {{{segment}}} has no parameter")
 
     if "requestBody" in op:
-        result.body = _body(doc, tr, deref(doc, op["requestBody"]), props, required, refs,
-                            arg_for)
-    whole: dict[str, Any] = {"type": "object", "properties": props}
-    if required:
-        whole["required"] = required
-    whole["additionalProperties"] = False
-    if refs:
-        whole["$defs"] = tr.defs_for(refs)
-    result.input_schema = whole
-    result.output_schema = _output(doc, tr, op)
-    return result
+        result.body = _body(doc, tr, deref(doc, op["requestBody"]), plan, arg_for)
+    plan.output = _output(doc, op)
+    return result, plan
 
 
 def _template_names(path: str) -> list[str]:
@@ -181,8 +221,8 @@ def pick_media(content: dict[str, Any]) -> str:
     raise Unsupported(f"request body types {', '.join(types) or '(none)'}")
 
 
-def _body(doc: dict[str, Any], tr: Translator, body: Any, props: dict[str, Any],
-          required: list[str], refs: set[str], arg_for: Callable[[str, str], str]) -> Body:
+def _body(doc: dict[str, Any], tr: Translator, body: Any, plan: Plan,
+          arg_for: Callable[[str, str], str]) -> Body:
     if not isinstance(body, dict) or not isinstance(body.get("content"), dict):
         raise Unsupported("a requestBody without content")
     media = pick_media(body["content"])
@@ -204,9 +244,9 @@ def _body(doc: dict[str, Any], tr: Translator, body: Any, props: dict[str, Any],
         for prop, prop_schema in resolved["properties"].items():
             arg = arg_for(prop, "body")
             fields[arg] = prop
-            props[arg] = tr.translate(prop_schema, refs)
+            plan.args.append((arg, prop_schema, None, None))
             if prop in wanted:
-                required.append(arg)
+                plan.required.append(arg)
             looked = tr.resolve(prop_schema)
             if kind == MULTIPART and isinstance(looked, dict) and (
                     looked.get("format") in ("binary", "byte") or "contentMediaType" in looked):
@@ -214,17 +254,17 @@ def _body(doc: dict[str, Any], tr: Translator, body: Any, props: dict[str, Any],
         return Body(media, is_required, fields, None, frozenset(binary))
     arg = arg_for("body", "arg")
     if structured:
-        props[arg] = tr.translate(raw_schema, refs)
+        plan.args.append((arg, raw_schema, None, None))
     else:
-        props[arg] = {"type": "string", "description": f"the {kind} body"}
+        plan.args.append((arg, None, None, {"type": "string", "description": f"the {kind} body"}))
     if is_required:
-        required.append(arg)
+        plan.required.append(arg)
     return Body(media, is_required, None, arg)
 
 
-def _output(doc: dict[str, Any], tr: Translator, op: dict[str, Any]) -> dict[str, Any] | None:
-    """The output schema: the JSON schema every documented success answers with. None when a
-    2xx answer may carry no JSON (a 204, say), or successes differ: the server must not
+def _output(doc: dict[str, Any], op: dict[str, Any]) -> Any:
+    """The raw output schema: the JSON schema every documented success answers with. None when
+    a 2xx answer may carry no JSON (a 204, say), or successes differ: the server must not
     promise structured content a successful call cannot give."""
     responses = op.get("responses")
     if not isinstance(responses, dict):
@@ -243,10 +283,7 @@ def _output(doc: dict[str, Any], tr: Translator, op: dict[str, Any]) -> dict[str
         return None
     if found[0] in ({}, True):
         return None  # says nothing: no output schema rather than an empty one
-    try:
-        return tr.schema(found[0])
-    except Unsupported:
-        return None  # calls still work; the result is just not described
+    return found[0]
 
 
 def _json_schema(content: dict[str, Any]) -> Any:

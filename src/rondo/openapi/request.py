@@ -56,7 +56,7 @@ def origin(url: httpx.URL) -> tuple[str, str, int | None]:
 
 def prepare(op: Operation, arguments: dict[str, Any], base: httpx.URL) -> Prepared:
     """The request for `arguments`; ValueError says which argument is wrong and why."""
-    known = set(op.input_schema.get("properties", ()))
+    known = op.arguments()  # from the outline: the schemas may not be translated yet
     unknown = sorted(set(arguments) - known)
     if unknown:
         raise ValueError(f"unknown argument{'s' if len(unknown) > 1 else ''} "

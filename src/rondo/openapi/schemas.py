@@ -1,14 +1,17 @@
 """OpenAPI schemas as JSON Schema 2020-12 (the dialect MCP assumes without `$schema`).
 
 Every local schema `$ref` becomes `#/$defs/<name>`; each referenced schema is translated once
-per document and shared by every tool that needs it, so cycles stay references and a large
-document costs one pass. OpenAPI 3.0 keywords are rewritten: `nullable` (to a `null` type, enum
+per document, when a tool first needs it, and shared by every tool that needs it, so cycles stay
+references and a large document costs at most one pass. Def names do not depend on the order
+tools are translated in (every replica of a server gives the same schemas): a component's name
+is settled from the document's list of components, another pointer's from the pointer itself. OpenAPI 3.0 keywords are rewritten: `nullable` (to a `null` type, enum
 member or `anyOf` branch), boolean `exclusiveMinimum`/`exclusiveMaximum`, `example`; OpenAPI
 only annotations (`discriminator`, `xml`, `externalDocs`, `x-*`) are dropped.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -36,9 +39,26 @@ class Translator:
         self.defs: dict[str, Any] = {}  # def name -> translated schema
         self.edges: dict[str, frozenset[str]] = {}  # def name -> def names it references
         self.failed: dict[str, str] = {}  # $ref -> why it cannot be used
+        self.roots = 0  # schemas translated through `translate` (what tests count)
+        self.built: dict[str, int] = {}  # def name -> times translated (once, by design)
+        self.component_names: dict[str, str] = {}  # component $ref -> def name, in doc order
+        components = doc.get("components")
+        listed = components.get("schemas") if isinstance(components, dict) else None
+        if isinstance(listed, dict):
+            taken: set[str] = set()
+            for key in listed:
+                base = _UNSAFE.sub("_", str(key)) or "schema"
+                name, n = base, 2
+                while name in taken:
+                    name, n = f"{base}_{n}", n + 1
+                taken.add(name)
+                escaped = str(key).replace("~", "~0").replace("/", "~1")
+                self.component_names[_COMPONENT + escaped] = name
+        self.taken = frozenset(self.component_names.values())
 
     def translate(self, schema: Any, refs: set[str]) -> Any:
         """`schema` in 2020-12; the def names it references are added to `refs`."""
+        self.roots += 1
         return self._node(schema, refs, 0)
 
     def defs_for(self, refs: set[str]) -> dict[str, Any]:
@@ -89,6 +109,7 @@ class Translator:
             self.names[ref] = name
             self.defs[name] = {}  # a placeholder first: a cycle back here ends at the reference
             own: set[str] = set()
+            self.built[name] = self.built.get(name, 0) + 1
             try:
                 self.defs[name] = self._node(target, own, depth + 1)
             except Unsupported as exc:
@@ -100,12 +121,16 @@ class Translator:
         return {"$ref": f"#/$defs/{name}"}
 
     def _name(self, ref: str) -> str:
-        raw = ref[len(_COMPONENT):] if ref.startswith(_COMPONENT) else ref.lstrip("#/")
+        """A component's settled name; any other pointer's own text when that is already a safe
+        name no component has, else that text made safe plus a digest of the pointer."""
+        name = self.component_names.get(ref)
+        if name is not None:
+            return name
+        raw = ref[2:] if ref.startswith("#/") else ref[1:]
         base = _UNSAFE.sub("_", raw.replace("~1", "_").replace("~0", "_")) or "schema"
-        name, n = base, 2
-        while name in self.defs:
-            name, n = f"{base}_{n}", n + 1
-        return name
+        if base != raw or base in self.taken:
+            base = f"{base}_{hashlib.sha256(ref.encode()).hexdigest()[:8]}"
+        return base
 
     def _node(self, node: Any, refs: set[str], depth: int) -> Any:
         if isinstance(node, bool):
