@@ -199,10 +199,10 @@ def test_step_up_is_bounded() -> None:
 
 def test_endless_401_is_bounded() -> None:
     world = World(always_401=True)
-    started = time.monotonic()
     with pytest.raises(AuthError, match="still answers 401"):
-        run(post(world, oauth(world, max_attempts=2)))
-    assert time.monotonic() - started < 5 and len(world.seen("/authorize")) <= 2
+        run(post(world, oauth(world, max_attempts=2)))  # run: a 15 s hang guard
+    # Bounded by count: one sign-in, then the request and its max_attempts=2 retries, no more.
+    assert len(world.seen("/authorize")) == 1 and len(world.seen("/mcp")) == 3
 
 
 # -- RFC 9207 iss and metadata validation -----------------------------------------------------
@@ -251,10 +251,9 @@ def test_huge_metadata_is_refused() -> None:
 
 def test_slow_metadata_times_out() -> None:
     world = World(prm_slow=True)
-    started = time.monotonic()
+    # The message names the 1 s discovery timeout: that, not run()'s 15 s hang guard, ended it.
     with pytest.raises(DiscoveryError, match="within 1 s"):
         run(post(world, OAuth(redirect=HeadlessRedirect(REDIRECT), transport=world.transport(), timeout=1.0)))
-    assert time.monotonic() - started < 3
 
 
 # -- tokens: refresh, stores, secrecy ---------------------------------------------------------

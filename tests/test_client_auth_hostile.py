@@ -58,17 +58,16 @@ def served() -> Iterator[Served]:
     s._thread.join(10)
 
 
-def attempt(served: Served, **oauth_kwargs: Any) -> float:
-    """Call a tool through rondo.Client; returns the seconds it took to fail."""
+def attempt(served: Served, **oauth_kwargs: Any) -> None:
+    """List tools through rondo.Client, under a 15 s hang guard (the error says which bound ended
+    it, so no stopwatch is needed)."""
     auth = OAuth(redirect=HeadlessRedirect(REDIRECT), timeout=oauth_kwargs.pop("timeout", 2.0), **oauth_kwargs)
 
     async def go() -> None:
         async with Client(served.base + "/mcp", protocol="2026-07-28", auth=auth, timeout=20) as client:
             await client.list_tools()
 
-    started = time.monotonic()
-    asyncio.run(go())
-    return time.monotonic() - started
+    asyncio.run(asyncio.wait_for(go(), 15))
 
 
 @pytest.mark.parametrize(("knobs", "error", "match"), [
@@ -81,17 +80,13 @@ def attempt(served: Served, **oauth_kwargs: Any) -> float:
 ])
 def test_hostile_case_is_a_clear_error(served: Served, knobs: dict[str, Any], error: type[Exception], match: str) -> None:
     world = served.reset(**knobs)
-    started = time.monotonic()
     with pytest.raises(error, match=match):
         attempt(served)
-    assert time.monotonic() - started < 10
     if error is not AuthError:  # refused before any code or credential went to a token endpoint
         assert not world.seen("/token")
 
 
 def test_slow_metadata_is_cut_off(served: Served) -> None:
     served.reset(prm_slow=True)
-    started = time.monotonic()
-    with pytest.raises(DiscoveryError, match="within 1 s"):
+    with pytest.raises(DiscoveryError, match="within 1 s"):  # the 1 s bound, not the client's 20 s
         attempt(served, timeout=1.0)
-    assert time.monotonic() - started < 4

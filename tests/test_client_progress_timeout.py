@@ -4,7 +4,6 @@ client's `max_timeout`; a request without progress still ends at `timeout`."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -49,10 +48,10 @@ def test_without_progress_the_request_timeout_still_ends_the_call() -> None:
 
 
 def test_max_timeout_bounds_a_call_whose_progress_never_ends() -> None:
-    started = time.monotonic()
+    # The message names max_timeout: that timer, not the 100 s of work nor the 30 s hang guard,
+    # ended the call.
     with pytest.raises(RequestTimeout, match="1.5 s in all \\(max_timeout\\)"):
-        asyncio.run(_call(1000, progress=True, max_timeout=1.5))
-    assert time.monotonic() - started < 10  # bounded: the call did not run its 100 s
+        asyncio.run(asyncio.wait_for(_call(1000, progress=True, max_timeout=1.5), 30))
 
 
 def test_max_timeout_must_be_positive() -> None:
