@@ -123,6 +123,7 @@ def test_snippet_runs(target: str):
 SERVED = {
     "docs/snippets/readme_quickstart.py": ("favorite_color", {"user": "Ada"}, "Ada likes teal."),
     "docs/snippets/server_first.py": ("greet", {"name": "Ada"}, "Hello, Ada!"),
+    "docs/snippets/gateway_upstream.py": ("add", {"a": 2, "b": 3}, "5"),
 }
 ASSERTS = re.compile(r"^\s*(assert\b|raise AssertionError\b)", re.M)
 

@@ -12,8 +12,8 @@ import pytest
 
 PUBLIC = {
     "rondo": {"Client", "Context", "InputRequired", "McpError", "Server", "StatePolicy",
-        "ToolError", "ToolResult", "auth", "content", "elicit", "kinds", "legacy", "middleware",
-        "paths", "roots", "sampling", "state", "tasks", "testing"},
+        "ToolError", "ToolResult", "auth", "content", "elicit", "gateway", "kinds", "legacy",
+        "middleware", "paths", "proxy", "roots", "sampling", "state", "tasks", "testing"},
     "rondo.auth": {"IntrospectionVerifier", "InvalidToken", "JwtVerifier", "Principal",
         "ResourceServer", "TokenVerifier", "VerifierUnavailable", "principal_of"},
     "rondo.cli": {"load_server", "main"},
@@ -28,6 +28,7 @@ PUBLIC = {
         "audio", "embedded", "image", "resource_blob", "resource_link", "resource_text", "text",
         "user"},
     "rondo.elicit": {"ElicitResult", "MISSING", "form", "response", "url"},
+    "rondo.gateway": {"Mount", "SEPARATOR", "mount", "proxy"},
     "rondo.kinds": {"ElicitRequest", "ElicitResult", "KINDS", "Kind", "MISSING", "NotDeclared",
         "Root", "RootList", "SampleRequest", "SamplingResult", "form_defaults", "kind_for",
         "merge_capabilities", "missing_capabilities", "response"},

@@ -21,16 +21,18 @@ _EXPORTS = {
     "ToolError": "rondo.server.content",
     "ToolResult": "rondo.server.content",
     "Client": "rondo.client",
+    "proxy": "rondo.gateway.proxy",
 }
 _MODULES = {
     "elicit", "sampling", "roots", "state", "content", "kinds", "legacy", "testing", "auth",
-    "tasks", "middleware", "paths",
+    "tasks", "middleware", "paths", "gateway",
 }
 
 if TYPE_CHECKING:
     from . import auth as auth
     from . import content as content
     from . import elicit as elicit
+    from . import gateway as gateway
     from . import kinds as kinds
     from . import legacy as legacy
     from . import middleware as middleware
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
     from . import tasks as tasks
     from . import testing as testing
     from .client import Client as Client
+    from .gateway.proxy import proxy as proxy
     from .mrtr.result import InputRequired as InputRequired
     from .server.content import ToolError as ToolError
     from .server.content import ToolResult as ToolResult

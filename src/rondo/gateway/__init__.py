@@ -1,8 +1,25 @@
 """rondo.gateway: servers composed into one (`mount`), and other MCP servers served through
-rondo (`proxy`). docs/gateway.md."""
+rondo (`proxy`). docs/gateway.md. Names load on first use: mounting never imports the client."""
 
 from __future__ import annotations
 
-from .mount import SEPARATOR, Mount, mount
+from typing import TYPE_CHECKING
 
-__all__ = ["SEPARATOR", "Mount", "mount"]
+from ..wire.lazy import lazy_exports
+
+_EXPORTS = {
+    "SEPARATOR": "rondo.gateway.mount",
+    "Mount": "rondo.gateway.mount",
+    "mount": "rondo.gateway.mount",
+    "proxy": "rondo.gateway.proxy",
+}
+
+if TYPE_CHECKING:
+    from .mount import SEPARATOR as SEPARATOR
+    from .mount import Mount as Mount
+    from .mount import mount as mount
+    from .proxy import proxy as proxy
+
+__getattr__ = lazy_exports("rondo.gateway", globals(), _EXPORTS)
+
+__all__ = ["SEPARATOR", "Mount", "mount", "proxy"]

@@ -1,0 +1,257 @@
+"""`proxy(upstream)`: another MCP server, served as a `rondo.Server`.
+
+The upstream is a Streamable HTTP URL or a command line (stdio); `rondo.Client` speaks to it.
+When the proxy's lifespan starts it connects, pages through the upstream's tools, prompts,
+resources and templates, and registers one relaying component for each; every call goes
+through the proxy's own core, so the proxy serves both eras downstream whatever the upstream
+speaks.
+
+Input rounds are relayed without memory. A 2026-07-28 upstream's `input_required` becomes the
+proxy's own `InputRequired`: the same input requests, and a state holding the upstream's
+`requestState` and the upstream's identity, which the proxy's `StatePolicy` seals (bound to
+the method, the name and arguments, the principal). The retry's state is opened by the policy
+before the handler runs, so a tampered or crossed state is refused with -32602 and never reaches
+the upstream; then the upstream's state is echoed to it with the client's answers. A 2025-11-25
+client gets the same rounds over its session (rondo's legacy dialect plays the retrying client).
+
+The client's credentials never go upstream: the upstream client carries only the headers given
+to `proxy(headers=...)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from ..client import Client, ClientError, PendingCall, RequestTimeout
+from ..client.types import CallToolResult, GetPromptResult, ReadResourceResult
+from ..mrtr.result import InputRequired
+from ..server.components import Prompt
+from ..server.content import ToolResult
+from ..server.context import Context
+from ..server.server import Server
+from ..wire.errors import MISSING_CAPABILITY, McpError
+
+log = logging.getLogger("rondo.gateway")
+
+UNAVAILABLE = -32603
+_ANY_HINTS: dict[str, Any] = {"ctx": Context, "arguments": Any, "return": Any}
+
+
+async def _refuse(*_: Any) -> Any:
+    raise McpError(UNAVAILABLE, "the proxy cannot answer an upstream's mid-call request yet "
+                   "(2025-11-25 upstreams: no bridge)")
+
+
+class Upstream:
+    """The proxy's link to one upstream: its client, its identity, and the relay of one round."""
+
+    def __init__(self, target: str | Sequence[str], *, headers: Mapping[str, str] | None,
+                 timeout: float, protocol: str | None) -> None:
+        if isinstance(target, str):
+            if not target.startswith(("http://", "https://")):
+                raise ValueError("an upstream is an http(s) URL or a command line (a list of "
+                                 f"strings), got {target!r}")
+            kind = "url"
+        elif (isinstance(target, Sequence) and target
+              and all(isinstance(part, str) for part in target)):
+            target = list(target)
+            kind = "command"
+        else:
+            raise ValueError("an upstream is an http(s) URL or a command line (a list of strings)")
+        if not isinstance(timeout, int | float) or timeout <= 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.target = target
+        self.kind = kind
+        self.headers = dict(headers or {})
+        self.timeout = float(timeout)
+        self.protocol = protocol
+        # Who the sealed state names: a digest, so no internal URL or command reaches a client.
+        self.identity = hashlib.sha256(repr((kind, target)).encode()).hexdigest()[:16]
+        self.client: Client | None = None
+
+    def make_client(self) -> Client:
+        return Client(
+            self.target, protocol=self.protocol, name="rondo-proxy",
+            headers=self.headers or None, timeout=self.timeout, max_timeout=self.timeout,
+            probe_timeout=self.timeout,
+            # Declared so the upstream may ask; the proxy's own admission checks each question
+            # against what the downstream client declared (-32021) before relaying it.
+            on_elicit=_refuse, on_sample=_refuse, on_roots=_refuse, elicit_modes=("form", "url"),
+        )
+
+    async def relay(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
+        """One round of `method` upstream: the final result, or `InputRequired` to relay."""
+        client = self.client
+        if client is None:
+            raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is not started")
+        state = ctx.state
+        try:
+            if state is None:
+                result: Any = await _first(client, method, params)
+            else:
+                if not isinstance(state, dict) or state.get("up") != self.identity:
+                    raise McpError(-32602, "invalid requestState: not this upstream's")
+                pending = PendingCall(method=method, params=params, request_state=state.get("s"))
+                result = await client.resume(pending, dict(ctx.input_responses or {}),
+                                             manual=True)
+        except McpError as exc:
+            data = exc.data if exc.code == MISSING_CAPABILITY else None
+            raise McpError(exc.code, exc.message, data) from None
+        except RequestTimeout:
+            raise McpError(UNAVAILABLE, f"upstream did not answer within {self.timeout:g} s"
+                           ) from None
+        except (ClientError, OSError) as exc:
+            log.warning("upstream %s: %s: %s", self.identity, type(exc).__name__, exc)
+            raise McpError(UNAVAILABLE, "upstream unavailable") from None
+        if isinstance(result, PendingCall):
+            return InputRequired(result.input_requests,
+                                 state={"up": self.identity, "s": result.request_state})
+        return result
+
+
+async def _first(client: Client, method: str, params: dict[str, Any]) -> Any:
+    if method == "tools/call":
+        return await client.call_tool(params["name"], params.get("arguments"), manual=True)
+    if method == "prompts/get":
+        return await client.get_prompt(params["name"], params.get("arguments"), manual=True)
+    return await client.read_resource(params["uri"], manual=True, refresh=True)
+
+
+def _drop_none(wire: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in wire.items() if value is not None}
+
+
+def proxy(
+    upstream: str | Sequence[str],
+    *,
+    name: str = "rondo-proxy",
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    upstream_protocol: str | None = None,
+    **server_options: Any,
+) -> Server:
+    """A `rondo.Server` serving `upstream` (an http(s) URL, or a command line as a list).
+
+    `headers` are the proxy's own credentials for the upstream (never the client's);
+    `timeout` bounds each upstream request, in seconds; `upstream_protocol` pins the era spoken
+    upstream (default: negotiated). Other keywords go to `rondo.Server` (`state=`, `auth=`...);
+    a proxy needs a state policy, so `state=None` is refused. The upstream is connected when the
+    server's lifespan starts (`run_http`, `rondo run`, `async with server.started()`), and a
+    failure to connect fails the start.
+    """
+    if server_options.get("state", ...) is None:
+        raise ValueError("a proxy seals the upstream's request state: state=None is refused")
+    server_options.setdefault("warn_undocumented", False)
+    link = Upstream(upstream, headers=headers, timeout=timeout, protocol=upstream_protocol)
+    server = Server(name, **server_options)
+
+    @server.lifespan
+    async def connect(_: Server) -> AsyncIterator[None]:
+        client = link.make_client()
+        try:
+            await client.connect()
+        except (ClientError, OSError) as exc:
+            raise RuntimeError(f"proxy {name!r}: cannot reach its upstream: {exc}") from None
+        try:
+            link.client = client
+            try:
+                await _register(server, link)
+            except (ClientError, McpError, OSError) as exc:
+                raise RuntimeError(f"proxy {name!r}: cannot list its upstream's components: "
+                                   f"{exc}") from None
+            yield
+        finally:
+            link.client = None
+            await client.close()
+
+    return server
+
+
+async def _register(server: Server, link: Upstream) -> None:
+    """Page through every list the upstream advertises and register a relay for each entry."""
+    client = link.client
+    assert client is not None
+    offers = client.server_capabilities or {}
+    if "tools" in offers:
+        for tool in await client.list_tools(refresh=True):
+            _add_tool(server, link, tool)
+    if "prompts" in offers:
+        for prompt in await client.list_prompts(refresh=True):
+            _add_prompt(server, link, prompt)
+    if "resources" not in offers:
+        return
+    for resource in await client.list_resources(refresh=True):
+        _add_resource(server, link, resource.uri, _drop_none({
+            "name": resource.name, "title": resource.title, "description": resource.description,
+            "mime_type": resource.mime_type, "size": resource.size,
+            "annotations": resource.annotations, "icons": resource.icons, "meta": resource.meta}))
+    for template in await client.list_resource_templates(refresh=True):
+        _add_resource(server, link, template.uri_template, _drop_none({
+            "name": template.name, "title": template.title,
+            "description": template.description, "mime_type": template.mime_type,
+            "annotations": template.annotations, "icons": template.icons,
+            "meta": template.meta}))
+
+
+def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
+    upstream_name = tool.name
+
+    async def call(ctx: Context, **arguments: Any) -> Any:
+        params: dict[str, Any] = {"name": upstream_name, "arguments": arguments}
+        result = await link.relay(ctx, "tools/call", params)
+        if not isinstance(result, CallToolResult):
+            return result
+        if result.structured_content is None:
+            return ToolResult(result.content, is_error=result.is_error, meta=result.meta)
+        return ToolResult(result.content, structured=result.structured_content,
+                          is_error=result.is_error, meta=result.meta)
+
+    call.__annotations__ = _ANY_HINTS
+    try:
+        server.tool(name=tool.name, title=tool.title, description=tool.description or "",
+                    input_schema=tool.input_schema, output_schema=tool.output_schema,
+                    annotations=tool.annotations, icons=tool.icons, meta=tool.meta)(call)
+    except ValueError as exc:
+        log.warning("upstream %s: tool %r not served: %s", link.identity, tool.name, exc)
+
+
+def _add_prompt(server: Server, link: Upstream, prompt: Any) -> None:
+    upstream_name = prompt.name
+
+    async def get(ctx: Context, **arguments: Any) -> Any:
+        params: dict[str, Any] = {"name": upstream_name, "arguments": arguments}
+        result = await link.relay(ctx, "prompts/get", params)
+        if not isinstance(result, GetPromptResult):
+            return result
+        return [{"role": m.role, "content": m.content} for m in result.messages]
+
+    get.__annotations__ = _ANY_HINTS
+    try:
+        server.prompt(name=prompt.name, title=prompt.title, description=prompt.description,
+                      icons=prompt.icons, meta=prompt.meta)(get)
+    except ValueError as exc:
+        log.warning("upstream %s: prompt %r not served: %s", link.identity, prompt.name, exc)
+        return
+    made = server.prompts[prompt.name]
+    arguments = [_drop_none({"name": a.name, "title": a.title, "description": a.description,
+                             "required": a.required}) for a in prompt.arguments]
+    server.prompts[prompt.name] = Prompt(made.name, made.fn, made.signature,
+                                         {**made.wire, "arguments": arguments}, made.middleware)
+
+
+def _add_resource(server: Server, link: Upstream, uri: str, wire: dict[str, Any]) -> None:
+    async def read(ctx: Context, **variables: Any) -> Any:
+        params = {"uri": ctx.request_params["uri"]}
+        result = await link.relay(ctx, "resources/read", params)
+        if not isinstance(result, ReadResourceResult):
+            return result
+        return list(result.contents)
+
+    read.__annotations__ = {"ctx": Context, "variables": Any, "return": Any}
+    try:
+        server.resource(uri, **wire)(read)
+    except ValueError as exc:
+        log.warning("upstream %s: resource %r not served: %s", link.identity, uri, exc)

@@ -1,0 +1,134 @@
+"""An upstream rondo server on real loopback HTTP (uvicorn in a thread), recording what reached it."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+import rondo
+from rondo import InputRequired, elicit
+
+COLOR = elicit.form("Pick a color", {
+    "type": "object",
+    "properties": {"color": {"type": "string", "enum": ["red", "blue"]}},
+    "required": ["color"],
+})
+
+
+def upstream_server() -> rondo.Server:
+    up = rondo.Server("upstream", page_size=2)  # lists come in pages of two
+
+    @up.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @up.tool
+    def color(ctx: rondo.Context) -> str:
+        """One question, with ctx.ask."""
+        answer = ctx.ask("color", COLOR)
+        return f"color={answer.content['color']}"
+
+    @up.tool
+    def cleanup(folder: str, ctx: rondo.Context) -> object:
+        """Explicit rounds: upstream state, then a question."""
+        if ctx.state is None:
+            return InputRequired(state={"step": 1})
+        answer = elicit.response(ctx, "confirm", COLOR)
+        if answer is elicit.MISSING:
+            return InputRequired({"confirm": COLOR}, state={"step": 2})
+        return f"step {ctx.state['step']}: {folder} {answer.content['color']}"
+
+    @up.tool
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    @up.tool
+    def fail() -> str:
+        """A tool error."""
+        raise rondo.ToolError("upstream says no")
+
+    @up.tool
+    async def hang() -> str:
+        """Answers after five seconds: longer than the proxy waits in the tests."""
+        await asyncio.sleep(5)
+        return "late"
+
+    @up.tool
+    def picky(n: int) -> str:
+        """An upstream JSON-RPC error with data the client must not see."""
+        raise rondo.McpError(-32602, "n is out of range", {"internal": "http://10.0.0.7/db"})
+
+    @up.prompt
+    def greet(name: str) -> str:
+        """Say hello."""
+        return f"Hello {name}"
+
+    @up.resource("up://today", mime_type="text/plain")
+    def today() -> str:
+        """Today."""
+        return "sunny"
+
+    @up.resource("up://city/{name}", mime_type="text/plain")
+    def city(name: str) -> str:
+        """A city."""
+        return f"rain in {name}"
+
+    return up
+
+
+class Recorder:
+    """ASGI wrapper: the headers of every POST that reached the app."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.posts: list[dict[str, str]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            self.posts.append({k.decode().lower(): v.decode() for k, v in scope["headers"]})
+        await self.app(scope, receive, send)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def served(app: Any) -> Iterator[tuple[str, uvicorn.Server]]:
+    """Serve an ASGI app on loopback in a thread; yields (its /mcp URL, the uvicorn server)."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan="on"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise AssertionError("the loopback server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp", server
+    finally:
+        stop(server, thread)
+
+
+def stop(server: uvicorn.Server, thread: threading.Thread | None = None) -> None:
+    server.should_exit = True
+    if thread is not None:
+        thread.join(10)
+
+
+if __name__ == "__main__":  # the same upstream over stdio
+    upstream_server().run_stdio()
