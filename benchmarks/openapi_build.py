@@ -2,14 +2,18 @@
 operations; tests/peers/openapi, installed by scripts/setup.sh): rondo's `from_openapi` against
 FastMCP's `FastMCP.from_openapi` on the same document in the same run, plus what each built.
 
-    .venv/bin/python benchmarks/openapi_build.py [--repeat 3]
+    .venv/bin/python benchmarks/openapi_build.py [--repeat 3] [--before REV]
 
 FastMCP (pinned below) is installed on first use into its own venv under .cache; it is never a
-rondo dependency. Each build runs in a fresh process: the figure is the wall time from reading
-the file to a server whose tool list is ready, and the growth of the process's resident memory
-over that span (both libraries imported beforehand, so imports count for neither). Then the two
-tool lists are compared: tool count, names, and per tool the argument names, required sets and
-whether an output schema is given. Writes benchmarks/results/openapi_build.json (ignored by git).
+rondo dependency. Each build runs in a fresh process. For rondo: the wall time from reading the
+file to a built server, then the first `tools/list` through an in-process client (where a lazy
+build translates its schemas), and the growth of the process's resident memory over each span
+(imports excluded for every row). Rows: `rondo` (lazy, the default), `rondo-eager`
+(`lazy=False`, every schema at build, as before laziness), `rondo@REV` with `--before REV` (that
+commit's src/, exported with git archive), and FastMCP, whose figure includes its
+`list_tools()` since it builds its tools there. Then the rondo and FastMCP tool lists are
+compared: tool count, names, and per tool the argument names, required sets and whether an
+output schema is given. Writes benchmarks/results/openapi_build.json (ignored by git).
 """
 
 from __future__ import annotations
@@ -38,15 +42,25 @@ def rss():
         return int(f.read().split()[1]) * 4096
 
 which, document, out = sys.argv[1:4]
-if which == "rondo":
+if which.startswith("rondo"):
     import httpx
     client = httpx.AsyncClient(base_url="https://api.github.com")
+    from rondo.client import Client
     from rondo.openapi import from_openapi
+    options = {"lazy": False} if which == "rondo-eager" else {}
+
+    async def listing(server):
+        async with Client(server) as mcp:
+            return await mcp.list_tools()
+
     before, start = rss(), time.perf_counter()
-    server = from_openapi(document, client)
+    server = from_openapi(document, client, **options)
     seconds, grown = time.perf_counter() - start, rss() - before
-    tools = [(t.wire["name"], t.wire["inputSchema"], t.wire.get("outputSchema"))
-             for t in server.tools.values()]
+    listed = asyncio.run(listing(server))
+    total, total_grown = time.perf_counter() - start, rss() - before
+    tools = [(t.name, t.input_schema, t.output_schema) for t in listed]
+    extra = {"list_seconds": total - seconds, "total_seconds": total,
+             "total_rss_mb": total_grown / 1e6}
 else:
     import httpx2  # FastMCP 4's HTTP client
     from fastmcp import FastMCP
@@ -58,9 +72,10 @@ else:
     listed = asyncio.run(server.list_tools())
     seconds, grown = time.perf_counter() - start, rss() - before
     tools = [(t.name, t.parameters, t.output_schema) for t in listed]
+    extra = {"list_seconds": 0.0, "total_seconds": seconds, "total_rss_mb": grown / 1e6}
 with open(out, "w") as f:
     json.dump(tools, f)
-print(json.dumps({"seconds": seconds, "rss_mb": grown / 1e6, "tools": len(tools)}))
+print(json.dumps({"seconds": seconds, "rss_mb": grown / 1e6, "tools": len(tools), **extra}))
 '''
 
 
@@ -77,8 +92,8 @@ def fastmcp_python() -> Path:
     return python
 
 
-def build(python: Path, which: str, out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") if which == "rondo" else ""}
+def build(python: Path, which: str, out: Path, src: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(src) if which.startswith("rondo") else ""}
     done = subprocess.run([str(python), "-c", CHILD, which, str(DOCUMENT), str(out)],
                           capture_output=True, text=True, env=env, timeout=600)
     if done.returncode != 0:
@@ -131,31 +146,49 @@ def compare(ours: list, theirs: list) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--before", metavar="REV", help="also build with this commit's src/")
     args = parser.parse_args()
     if not DOCUMENT.exists():
         raise SystemExit("tests/peers/openapi is not installed: run bash scripts/setup.sh")
-    pythons = {"rondo": ROOT / ".venv" / "bin" / "python", "fastmcp": fastmcp_python()}
-    runs: dict[str, list[dict]] = {"rondo": [], "fastmcp": []}
+    ours = ROOT / ".venv" / "bin" / "python"
+    rows = {"rondo": (ours, ROOT / "src"), "rondo-eager": (ours, ROOT / "src")}
     with tempfile.TemporaryDirectory() as tmp:
+        if args.before:
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.before, "src"],
+                                     capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            rows[f"rondo@{args.before}"] = (ours, Path(tmp) / "src")
+        rows["fastmcp"] = (fastmcp_python(), Path(tmp))
+        runs: dict[str, list[dict]] = {which: [] for which in rows}
         lists = {which: Path(tmp) / f"{which}.json" for which in runs}
         for _ in range(args.repeat):
-            for which in runs:  # interleaved, so drift on a shared machine hits both
-                runs[which].append(build(pythons[which], which, lists[which]))
+            for which, (python, src) in rows.items():  # interleaved: drift hits every row
+                runs[which].append(build(python, which, lists[which], src))
         tools = {which: json.loads(path.read_text()) for which, path in lists.items()}
     summary = {which: {"seconds_median": statistics.median(r["seconds"] for r in rs),
                        "seconds_best": min(r["seconds"] for r in rs),
                        "rss_mb_median": statistics.median(r["rss_mb"] for r in rs),
+                       "list_seconds_median": statistics.median(r["list_seconds"] for r in rs),
+                       "total_seconds_median": statistics.median(r["total_seconds"] for r in rs),
+                       "total_rss_mb_median": statistics.median(r["total_rss_mb"] for r in rs),
                        "tools": rs[0]["tools"]} for which, rs in runs.items()}
     diff = compare(tools["rondo"], tools["fastmcp"])
-    r, f = summary["rondo"], summary["fastmcp"]
+    same = tools["rondo"] == tools["rondo-eager"]
     print(f"GitHub REST description ({DOCUMENT.stat().st_size / 1e6:.1f} MB), {args.repeat} "
-          "builds each, fresh process per build")
-    print(f"{'':10} {'tools':>6} {'build s (median)':>17} {'best':>7} {'+RSS MB':>8}")
+          "builds each, fresh process per build (medians; FastMCP's build includes its listing)")
+    print(f"{'':16} {'tools':>6} {'build s':>8} {'best':>6} {'+RSS MB':>8} {'1st list s':>11} "
+          f"{'build+list s':>13} {'+RSS MB':>8}")
     for which, s in summary.items():
-        print(f"{which:10} {s['tools']:>6} {s['seconds_median']:>17.2f} {s['seconds_best']:>7.2f} "
-              f"{s['rss_mb_median']:>8.1f}")
-    print(f"rondo/fastmcp: {f['seconds_median'] / r['seconds_median']:.1f}x faster, "
-          f"{r['rss_mb_median'] / f['rss_mb_median']:.2f} of the memory")
+        print(f"{which:16} {s['tools']:>6} {s['seconds_median']:>8.2f} {s['seconds_best']:>6.2f} "
+              f"{s['rss_mb_median']:>8.1f} {s['list_seconds_median']:>11.2f} "
+              f"{s['total_seconds_median']:>13.2f} {s['total_rss_mb_median']:>8.1f}")
+    r, e, f = summary["rondo"], summary["rondo-eager"], summary["fastmcp"]
+    print(f"lazy build against eager: {e['seconds_median'] / r['seconds_median']:.1f}x faster, "
+          f"{r['rss_mb_median'] / e['rss_mb_median']:.2f} of the memory")
+    print(f"rondo build+list against fastmcp: "
+          f"{f['total_seconds_median'] / r['total_seconds_median']:.1f}x faster, "
+          f"{r['total_rss_mb_median'] / f['total_rss_mb_median']:.2f} of the memory")
+    print(f"lazy and eager servers list the same tools and schemas: {same}")
     print(f"tools matched by name (case and punctuation ignored): {diff['matched']}; "
           f"names spelled differently: {diff['names_differ']} e.g. {diff['name_examples'][:1]}")
     print(f"unmatched: rondo {len(diff['only_rondo'])} e.g. {diff['only_rondo'][:2]}, "
@@ -170,7 +203,7 @@ def main() -> None:
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "openapi_build.json").write_text(json.dumps(
-        {"summary": summary, "runs": runs, "diff": diff}, indent=2))
+        {"summary": summary, "runs": runs, "diff": diff, "lazy_equals_eager": same}, indent=2))
 
 
 if __name__ == "__main__":

@@ -199,3 +199,28 @@ def test_lazy_false_translates_everything_at_build(counted):
     [tr] = counted
     assert _filled(server) == ["add", "get", "list"] and "broken" not in server.tools
     assert tr.built == {"Pet": 1, "Owner": 1}
+
+
+def test_once_every_tool_is_translated_the_document_is_let_go():
+    import gc
+    import weakref
+
+    class Doc(dict):  # a dict that can be weakly referenced
+        pass
+
+    document = Doc(DOCUMENT)
+    gone = weakref.ref(document)
+    client = httpx.AsyncClient(base_url="https://pets.example")
+    with pytest.warns(OperationSkipped, match="GET /broken skipped"):
+        server = from_openapi(document, client)
+        del document
+        gc.collect()
+        assert gone() is not None  # held while tools wait for their schemas
+
+        async def main():
+            async with Client(server) as mcp:
+                return await mcp.list_tools()
+
+        asyncio.run(main())
+    gc.collect()
+    assert gone() is None

@@ -153,7 +153,7 @@ class _Schemas:
     is then left out as it would have been at build: a warning, the tool removed."""
 
     def __init__(self, tr: Translator) -> None:
-        self.tr = tr
+        self.tr: Translator | None = tr  # holds the document: let go once nothing is pending
         self.server: rondo.Server | None = None
         self.pending: dict[str, tuple[Operation, Plan, Callable[..., Any]]] = {}
         self.broken: dict[str, str] = {}  # tool name -> why it was left out
@@ -164,8 +164,12 @@ class _Schemas:
         if entry is None:
             return self.broken.get(name)
         op, plan, call = entry
+        tr = self.tr
+        assert tr is not None  # only None once nothing is pending
+        if not self.pending:
+            self.tr = None  # the last one: the document is no longer needed
         try:
-            given, output = translate(self.tr, plan)
+            given, output = translate(tr, plan)
         except _MALFORMED as exc:
             reason = self.broken[name] = _why(exc)
             warnings.warn(f"{op.method} {op.path} skipped: {reason}", OperationSkipped,
