@@ -233,13 +233,14 @@ def test_sigterm_ends_open_streams_and_exits_cleanly():
                 "POST", run.url(), json=listen, headers=http_headers(listen)) as stream:
             lines = stream.iter_lines()
             assert any(line.startswith("data:") for line in lines)  # acknowledged: open
-            started = time.monotonic()
             run.proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(httpx.HTTPError):
-                for _ in lines:  # the server ends the stream
+            # The server ends the stream: it cuts it 2 s after the signal (docs/deploy.md), which
+            # httpx sees as an incomplete body. Our 10 s read timeout running out instead (a
+            # ReadTimeout, not caught here) would mean the stream was left open.
+            with contextlib.suppress(httpx.RemoteProtocolError):
+                for _ in lines:
                     pass
-            assert run.proc.wait(15) == 0
-            assert time.monotonic() - started < 8
+            assert run.proc.wait(15) == 0  # a hang guard
 
 
 def test_workers_with_tasks_in_process_memory_are_refused(tmp_path):

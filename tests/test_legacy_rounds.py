@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
+import types
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+
+import pytest  # noqa: E402
 
 import rondo  # noqa: E402
 from helpers_core import accept  # noqa: E402
@@ -106,16 +108,21 @@ def test_a_prompt_too() -> None:
     run(go())
 
 
-def test_state_only_rounds_run_again_after_a_pause() -> None:
+def test_state_only_rounds_run_again_after_a_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    pauses: list[float] = []
+
+    async def paced(seconds: float) -> None:  # the injected clock: record, do not wait
+        pauses.append(seconds)
+
+    monkeypatch.setattr(legacy_rounds, "asyncio", types.SimpleNamespace(sleep=paced))
+
     async def go() -> None:
         client = LegacyClient(make_server())
         await client.initialize()
-        start = time.monotonic()
         result = await client.result("tools/call", {"name": "state_only", "arguments": {}})
-        elapsed = time.monotonic() - start
         assert result["content"][0]["text"] == "after 3 rounds"
-        # 0.05 + 0.1 + 0.2 s of pacing, and no message reached the client meanwhile.
-        assert elapsed >= 0.3
+        # A pause before each state-only round, doubling, and no message reached the client.
+        assert pauses == [0.05, 0.1, 0.2]
         assert client.seen == []
 
     run(go())
