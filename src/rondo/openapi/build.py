@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import warnings
@@ -279,11 +280,21 @@ def _annotations(op: Operation) -> dict[str, Any]:
     return hints
 
 
+@functools.cache
+def _signature() -> inspect.Signature:
+    """Every tool function's signature (the same shape): read once, not once per tool."""
+    async def call(ctx: Context, **arguments: Any) -> Any: ...
+
+    call.__annotations__ = _HINTS
+    return inspect.signature(call)
+
+
 def _add_tool(server: rondo.Server, op: Operation, caller: _Caller) -> Callable[..., Any]:
     async def call(ctx: Context, **arguments: Any) -> Any:
         return await caller(ctx, arguments)
 
     call.__annotations__ = _HINTS  # objects, not strings: nothing to evaluate per tool
+    call.__signature__ = _signature()  # type: ignore[attr-defined]  # one for every tool
 
     server.tool(
         name=op.name,
