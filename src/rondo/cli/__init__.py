@@ -1,7 +1,8 @@
 """`rondo run` serves a server file; `rondo call` is a terminal client (`call.py`, with the
 terminal's questions in `prompts.py` and what it prints in `show.py`); `rondo keys` checks a
 fleet's state keys; `rondo inspect` shows what a server file offers (`inspect.py`) and
-`rondo install` puts it into an MCP host's configuration (`install.py`). `python -m rondo.cli
+`rondo install` puts it into an MCP host's configuration (`install.py`); `rondo proxy` serves
+another MCP server through rondo (`proxy.py`). `python -m rondo.cli
 ...` is `rondo ...`."""
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ commands:
   inspect APP.py        what a server file offers, without starting it; `rondo inspect -h`
   install HOST APP.py   add it to claude-desktop, claude-code, cursor, vscode, gemini or
                         mcp-json; `rondo install -h`
+  proxy UPSTREAM        serve another MCP server (URL or command line) through rondo, both eras;
+                        `rondo proxy -h`
   keys check|new        check a fleet's state keys, or print a new one; `rondo keys -h`
 
 options:
@@ -68,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         from .install import install_command
 
         return install_command(rest)
+    if command == "proxy":
+        from .proxy import proxy_command
+
+        return proxy_command(rest)
     if command == "keys":
         from ..fleet.keycheck import keys_command
 

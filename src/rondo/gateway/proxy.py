@@ -37,6 +37,7 @@ from ..wire.errors import MISSING_CAPABILITY, McpError
 log = logging.getLogger("rondo.gateway")
 
 UNAVAILABLE = -32603
+PROXY_ENV = "RONDO_PROXY"  # `rondo proxy`: the JSON configuration gateway/served.py reads
 _ANY_HINTS: dict[str, Any] = {"ctx": Context, "arguments": Any, "return": Any}
 
 

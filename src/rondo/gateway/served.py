@@ -1,0 +1,23 @@
+"""The server `rondo proxy` serves: a `proxy(...)` built from `RONDO_PROXY` (JSON), so that
+`rondo run`'s machinery (stdio, `--http`, workers that import the app anew) serves it as any
+server file. Loaded by path, never imported by the package."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from rondo.gateway.proxy import PROXY_ENV as ENV
+from rondo.gateway.proxy import proxy
+
+_text = os.environ.get(ENV)
+if not _text:
+    raise SystemExit(f"rondo proxy: {ENV} is not set (run `rondo proxy UPSTREAM`)")
+_config = json.loads(_text)
+server = proxy(
+    _config["upstream"],
+    name=_config.get("name", "rondo-proxy"),
+    headers=_config.get("headers") or None,
+    timeout=_config.get("timeout", 30.0),
+    upstream_protocol=_config.get("upstream_protocol"),
+)
