@@ -225,7 +225,7 @@ def test_redis_store_configuration_errors():
         state.RedisReplayStore()
     with pytest.raises(ValueError, match="pass exactly one of client= or url="):
         state.RedisReplayStore(object(), url="redis://127.0.0.1:1/0")
-    with pytest.raises(TypeError, match=r"client must be a redis client \(with a set\(\) method\)"):
+    with pytest.raises(TypeError, match=r"client must be a redis client \(with a register_script\(\) method\)"):
         state.RedisReplayStore(object())
     with pytest.raises(TypeError, match="url must be a str"):
         state.RedisReplayStore(url=42)  # type: ignore[arg-type]
