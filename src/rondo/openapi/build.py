@@ -173,11 +173,12 @@ class _Schemas:
             given, output = translate(tr, plan)
         except _MALFORMED as exc:
             reason = self.broken[name] = _why(exc)
-            warnings.warn(f"{op.method} {op.path} skipped: {reason}", OperationSkipped,
-                          stacklevel=2)
             server = self.server
             if server is not None and getattr(server.tools.get(name), "fn", None) is call:
                 server.remove_tool(name)
+            # Last: under `-W error` the warning raises, and the server is already consistent.
+            warnings.warn(f"{op.method} {op.path} skipped: {reason}", OperationSkipped,
+                          stacklevel=2)
             return reason
         op.input_schema.clear()
         op.input_schema.update(given)
