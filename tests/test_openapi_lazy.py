@@ -224,3 +224,18 @@ def test_once_every_tool_is_translated_the_document_is_let_go():
         asyncio.run(main())
     gc.collect()
     assert gone() is None
+
+
+def test_with_warnings_as_errors_a_failed_listing_leaves_the_server_consistent():
+    server, _ = _server()
+
+    async def main():
+        async with Client(server) as mcp:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", OperationSkipped)
+                with pytest.raises(rondo.McpError, match="Internal error"):  # logged, not shown
+                    await mcp.list_tools()
+            return [t.name for t in await mcp.list_tools(refresh=True)]
+
+    assert asyncio.run(main()) == ["list", "add", "get"]
+    assert "broken" not in server.tools
