@@ -67,6 +67,17 @@ def upstream_server() -> rondo.Server:
         """An upstream JSON-RPC error with data the client must not see."""
         raise rondo.McpError(-32602, "n is out of range", {"internal": "http://10.0.0.7/db"})
 
+    @up.tool
+    def grow() -> str:
+        """Adds a tool to this server: its clients hear tools list_changed."""
+
+        @up.tool
+        def extra() -> str:
+            """Added while serving."""
+            return "extra"
+
+        return "grown"
+
     @up.prompt
     def greet(name: str) -> str:
         """Say hello."""

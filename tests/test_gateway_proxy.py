@@ -17,7 +17,7 @@ from gateway_upstream import Recorder, served, stop, upstream_server
 from rondo.client import Client, ElicitRequest, ElicitResult, PendingCall
 
 ERAS = ["2025-11-25", "2026-07-28"]
-TOOLS = ["add", "cleanup", "color", "echo", "fail", "hang", "picky"]
+TOOLS = ["add", "cleanup", "color", "echo", "fail", "grow", "hang", "picky"]
 
 
 def blue(request: ElicitRequest) -> Any:
@@ -42,7 +42,7 @@ def test_everything_relayed_over_http_on_both_downstream_eras(upstream: Any, pro
                               headers={"Authorization": "Bearer client-secret"}) as client:
                 assert client.era == ("legacy" if protocol == "2025-11-25" else "modern")
                 tools = await client.list_tools()
-                assert sorted(t.name for t in tools) == TOOLS  # seven tools over four pages
+                assert sorted(t.name for t in tools) == TOOLS  # eight tools over four pages
                 assert {t.name: t.description for t in tools}["add"] == "Add two numbers."
                 assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
                 assert (await client.call_tool("color")).text == "color=blue"
@@ -186,6 +186,28 @@ def test_a_stdio_upstream_given_as_a_command_line(protocol: str) -> None:
             assert (await client.call_tool("color")).text == "color=blue"
             assert (await client.call_tool("cleanup", {"folder": "/s"})).text == (
                 "step 2: /s blue")
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+def test_the_upstreams_list_changes_reach_the_proxys_clients(upstream: Any,
+                                                              upstream_era: str) -> None:
+    url, _, _ = upstream
+    front = rondo.proxy(url, upstream_protocol=upstream_era, timeout=10.0)
+
+    async def go() -> None:
+        async with front.started(), Client(front) as client:
+            assert "extra" not in [t.name for t in await client.list_tools()]
+            async with client.listen(tools=True) as sub:
+                assert (await client.call_tool("grow")).text == "grown"
+                deadline = asyncio.get_running_loop().time() + 10
+                while "extra" not in [t.name for t in await client.list_tools()]:
+                    note = await asyncio.wait_for(
+                        sub.__anext__(), deadline - asyncio.get_running_loop().time())
+                    assert note["method"] == "notifications/tools/list_changed"
+            assert (await client.call_tool("extra")).text == "extra"
+            assert sorted(t.name for t in await client.list_tools()) == sorted([*TOOLS, "extra"])
 
     asyncio.run(go())
 

@@ -20,6 +20,8 @@ to `proxy(headers=...)`.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -37,6 +39,9 @@ from ..wire.errors import MISSING_CAPABILITY, McpError
 log = logging.getLogger("rondo.gateway")
 
 UNAVAILABLE = -32603
+_LISTS = {"notifications/tools/list_changed": "tools",
+          "notifications/prompts/list_changed": "prompts",
+          "notifications/resources/list_changed": "resources"}
 PROXY_ENV = "RONDO_PROXY"  # `rondo proxy`: the JSON configuration gateway/served.py reads
 _ANY_HINTS: dict[str, Any] = {"ctx": Context, "arguments": Any, "return": Any}
 
@@ -72,6 +77,10 @@ class Upstream:
         # Who the sealed state names: a digest, so no internal URL or command reaches a client.
         self.identity = hashlib.sha256(repr((kind, target)).encode()).hexdigest()[:16]
         self.client: Client | None = None
+        # What this link registered on the proxy, by list, so a list_changed can redo it.
+        self.registered: dict[str, set[str]] = {"tools": set(), "prompts": set(),
+                                                "resources": set()}
+        self.changes: asyncio.Queue[str] | None = None  # list_changed from a 2025 upstream
 
     def make_client(self) -> Client:
         return Client(
@@ -81,7 +90,17 @@ class Upstream:
             # Declared so the upstream may ask; the proxy's own admission checks each question
             # against what the downstream client declared (-32021) before relaying it.
             on_elicit=_refuse, on_sample=_refuse, on_roots=_refuse, elicit_modes=("form", "url"),
+            on_notification=self._heard,
         )
+
+    def _heard(self, message: Mapping[str, Any]) -> None:
+        """A 2025-11-25 upstream's list_changed (its session's notifications); a 2026-07-28
+        upstream's come on the listen stream `_follow` holds."""
+        what = _LISTS.get(str(message.get("method")))
+        client = self.client
+        if what is not None and self.changes is not None and client is not None \
+                and client.era == "legacy":
+            self.changes.put_nowait(what)
 
     async def relay(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
         """One round of `method` upstream: the final result, or `InputRequired` to relay."""
@@ -163,9 +182,17 @@ def proxy(
             except (ClientError, McpError, OSError) as exc:
                 raise RuntimeError(f"proxy {name!r}: cannot list its upstream's components: "
                                    f"{exc}") from None
-            yield
+            link.changes = asyncio.Queue()
+            follower = asyncio.create_task(_follow(server, link))
+            try:
+                yield
+            finally:
+                follower.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await follower
         finally:
             link.client = None
+            link.changes = None
             await client.close()
 
     return server
@@ -175,26 +202,84 @@ async def _register(server: Server, link: Upstream) -> None:
     """Page through every list the upstream advertises and register a relay for each entry."""
     client = link.client
     assert client is not None
-    offers = client.server_capabilities or {}
-    if "tools" in offers:
-        for tool in await client.list_tools(refresh=True):
-            _add_tool(server, link, tool)
-    if "prompts" in offers:
-        for prompt in await client.list_prompts(refresh=True):
-            _add_prompt(server, link, prompt)
-    if "resources" not in offers:
+    if not client.server_capabilities and client.era == "modern":
+        await client.discover()  # a pinned modern version skips the probe that learns them
+    for what in ("tools", "prompts", "resources"):
+        await _register_list(server, link, what)
+
+
+async def _register_list(server: Server, link: Upstream, what: str, *,
+                         replace: bool = False) -> None:
+    """List the upstream's `what` and register a relay for each entry. With `replace`, what
+    this link registered there before is dropped first, in the same step as the new entries
+    are added (no await between), so no request sees the list empty."""
+    client = link.client
+    assert client is not None
+    if what not in (client.server_capabilities or {}):
         return
-    for resource in await client.list_resources(refresh=True):
-        _add_resource(server, link, resource.uri, _drop_none({
-            "name": resource.name, "title": resource.title, "description": resource.description,
-            "mime_type": resource.mime_type, "size": resource.size,
-            "annotations": resource.annotations, "icons": resource.icons, "meta": resource.meta}))
-    for template in await client.list_resource_templates(refresh=True):
-        _add_resource(server, link, template.uri_template, _drop_none({
-            "name": template.name, "title": template.title,
-            "description": template.description, "mime_type": template.mime_type,
-            "annotations": template.annotations, "icons": template.icons,
-            "meta": template.meta}))
+    adds: list[Any] = []
+    if what == "tools":
+        adds = [(_add_tool, tool) for tool in await client.list_tools(refresh=True)]
+    elif what == "prompts":
+        adds = [(_add_prompt, prompt) for prompt in await client.list_prompts(refresh=True)]
+    else:
+        resources = await client.list_resources(refresh=True)
+        templates = await client.list_resource_templates(refresh=True)
+        adds = [(_add_resource, (r.uri, _drop_none({
+            "name": r.name, "title": r.title, "description": r.description,
+            "mime_type": r.mime_type, "size": r.size, "annotations": r.annotations,
+            "icons": r.icons, "meta": r.meta}))) for r in resources]
+        adds += [(_add_resource, (t.uri_template, _drop_none({
+            "name": t.name, "title": t.title, "description": t.description,
+            "mime_type": t.mime_type, "annotations": t.annotations, "icons": t.icons,
+            "meta": t.meta}))) for t in templates]
+    if replace:
+        drop = {"tools": server.remove_tool, "prompts": server.remove_prompt,
+                "resources": server.remove_resource}[what]
+        for name in list(link.registered[what]):
+            with contextlib.suppress(KeyError):
+                drop(name)
+        link.registered[what].clear()
+    for add, entry in adds:
+        if add is _add_resource:
+            _add_resource(server, link, *entry)
+        else:
+            add(server, link, entry)
+
+
+async def _refresh(server: Server, link: Upstream, what: str) -> None:
+    """The upstream's `what` list changed: list it again and swap the relays."""
+    await _register_list(server, link, what, replace=True)
+
+
+async def _follow(server: Server, link: Upstream) -> None:
+    """Relay the upstream's list changes into the proxy's registry (whose listeners then tell
+    the proxy's clients), for as long as the proxy runs."""
+    client, changes = link.client, link.changes
+    assert client is not None and changes is not None
+    offers = client.server_capabilities or {}
+    wanted = [what for what in ("tools", "prompts", "resources")
+              if (offers.get(what) or {}).get("listChanged")]
+
+    async def redo(what: str) -> None:
+        try:
+            await _refresh(server, link, what)
+        except (ClientError, McpError, OSError) as exc:
+            log.warning("upstream %s: cannot list its %s again: %s", link.identity, what, exc)
+
+    if client.era == "modern" and wanted:
+        try:
+            async with client.listen(tools="tools" in wanted, prompts="prompts" in wanted,
+                                     resources="resources" in wanted) as stream:
+                async for note in stream:
+                    what = _LISTS.get(str(note.get("method")))
+                    if what is not None:
+                        await redo(what)
+        except (ClientError, McpError, OSError) as exc:
+            log.warning("upstream %s: list changes not followed: %s", link.identity, exc)
+        return
+    while True:
+        await redo(await changes.get())
 
 
 def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
@@ -217,6 +302,8 @@ def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
                     annotations=tool.annotations, icons=tool.icons, meta=tool.meta)(call)
     except ValueError as exc:
         log.warning("upstream %s: tool %r not served: %s", link.identity, tool.name, exc)
+        return
+    link.registered["tools"].add(tool.name)
 
 
 def _add_prompt(server: Server, link: Upstream, prompt: Any) -> None:
@@ -241,6 +328,7 @@ def _add_prompt(server: Server, link: Upstream, prompt: Any) -> None:
                              "required": a.required}) for a in prompt.arguments]
     server.prompts[prompt.name] = Prompt(made.name, made.fn, made.signature,
                                          {**made.wire, "arguments": arguments}, made.middleware)
+    link.registered["prompts"].add(prompt.name)
 
 
 def _add_resource(server: Server, link: Upstream, uri: str, wire: dict[str, Any]) -> None:
@@ -256,3 +344,5 @@ def _add_resource(server: Server, link: Upstream, uri: str, wire: dict[str, Any]
         server.resource(uri, **wire)(read)
     except ValueError as exc:
         log.warning("upstream %s: resource %r not served: %s", link.identity, uri, exc)
+        return
+    link.registered["resources"].add(uri)
