@@ -6,9 +6,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import gzip
+import itertools
 import json
 import re
 import time
+import tracemalloc
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -22,7 +26,7 @@ from rondo.core.subscriptions import Listener
 from rondo.fleet.bus import MemoryBus, use_bus
 from rondo.fleet.front import Front, normalize_origin
 from rondo.fleet.guard import FleetError, check_fleet, interactive_components
-from rondo.fleet.keycheck import compare, report_url
+from rondo.fleet.keycheck import MAX_REPORT, compare, fetch_reports, report_url
 from rondo.fleet.keyinfo import REPORT_PATH, key_report
 from rondo.fleet.redis_bus import RedisBus
 from rondo.fleet.run import parse_bind, parser
@@ -338,6 +342,55 @@ def test_compare_key_reports():
 def test_report_url():
     assert report_url("http://10.0.0.5:8000/mcp") == "http://10.0.0.5:8000" + REPORT_PATH
     assert report_url("http://10.0.0.5:8000/") == "http://10.0.0.5:8000" + REPORT_PATH
+
+
+def _report_endpoint(body: Iterator[bytes], pulled: list[int], **headers: str) -> httpx.MockTransport:
+    """A worker answering its key report with `body`, counting the raw bytes the checker pulls."""
+    def counted() -> Iterator[bytes]:
+        for chunk in body:
+            pulled.append(len(chunk))
+            yield chunk
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == REPORT_PATH
+        return httpx.Response(200, headers={"content-type": "application/json", **headers},
+                              content=counted())
+    return httpx.MockTransport(handle)
+
+
+def test_keys_check_reads_a_report_whole_and_a_gzipped_one():
+    report = json.dumps({"pid": 7, "state": "shared", "signing": "k1", "keys": []}).encode()
+    for body, headers in ((report, {}), (gzip.compress(report), {"content-encoding": "gzip"})):
+        pulled: list[int] = []
+        found = fetch_reports("http://w/mcp", 1, 5.0, _report_endpoint(iter([body]), pulled, **headers))
+        assert found == [json.loads(report)] and pulled == [len(body)]
+
+
+def test_keys_check_refuses_an_endless_report_at_its_cap():
+    pulled: list[int] = []
+    endless = _report_endpoint(itertools.repeat(b" " * 4096), pulled)
+    with pytest.raises(RuntimeError, match=f"^http://w/mcp: the key report is larger than {MAX_REPORT} bytes$"):
+        fetch_reports("http://w/mcp", 1, 5.0, endless)
+    assert MAX_REPORT < sum(pulled) <= MAX_REPORT + 4096  # stopped at the cap, not read on
+
+
+def test_keys_check_refuses_a_compressed_bomb_as_it_inflates():
+    # 16 MiB of zeros, gzipped twice: about 1 KB on the wire. Before, `response.json()` decoded all
+    # of it; now inflation stops one piece past the 64 KiB cap.
+    bomb = gzip.compress(gzip.compress(bytes(16 << 20)))
+    pulled: list[int] = []
+    stacked = _report_endpoint(iter([bomb]), pulled, **{"content-encoding": "gzip, gzip"})
+    tracemalloc.start()
+    try:
+        with pytest.raises(RuntimeError, match="the key report is larger than 65536 bytes$"):
+            fetch_reports("http://w/mcp", 1, 5.0, stacked)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert pulled == [len(bomb)] and peak < 4 << 20, peak
+    triple = _report_endpoint(iter([bomb]), [], **{"content-encoding": "gzip, gzip, gzip"})
+    with pytest.raises(RuntimeError, match=r"cannot be decoded \(3 stacked content encodings"):
+        fetch_reports("http://w/mcp", 1, 5.0, triple)
 
 
 def test_rondo_keys_new_and_usage(capsys):

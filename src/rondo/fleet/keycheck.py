@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .keyinfo import REPORT_PATH
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def report_url(url: str) -> str:
@@ -24,17 +27,54 @@ def report_url(url: str) -> str:
     return base + REPORT_PATH
 
 
-def fetch_reports(url: str, samples: int, timeout: float) -> list[dict[str, Any]]:
+# A report is a few hundred bytes; more (decoded, whatever the content encoding) is refused as
+# it arrives, so a hostile or confused endpoint cannot fill the checker's memory.
+MAX_REPORT = 64 * 1024
+
+
+def read_report(client: httpx.Client, url: str, timeout: float) -> Any:
+    """One worker's key report (decoded JSON), its body bounded in size and in total time."""
+    import time
+
+    import msgspec
+
+    from ..wire.inflate import ACCEPT_ENCODING, InflateError, Inflater, TooLarge
+
+    deadline = time.monotonic() + timeout
+    body = bytearray()
+    with client.stream("GET", report_url(url), headers={"accept-encoding": ACCEPT_ENCODING}) as response:
+        if response.status_code != 200:
+            raise RuntimeError(f"{url}: HTTP {response.status_code} from {REPORT_PATH} "
+                               "(the report answers loopback clients only)")
+        try:
+            inflater = Inflater(response.headers.get("content-encoding", ""), MAX_REPORT)
+            for chunk in response.iter_raw():
+                for piece in inflater.feed(chunk):
+                    body += piece
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{url}: the key report took more than {timeout:g} s")
+            for piece in inflater.finish():
+                body += piece
+        except TooLarge:
+            raise RuntimeError(f"{url}: the key report is larger than {MAX_REPORT} bytes") from None
+        except InflateError as exc:
+            raise RuntimeError(f"{url}: the key report cannot be decoded ({exc})") from None
+    try:
+        return msgspec.json.decode(bytes(body))
+    except (msgspec.DecodeError, RecursionError):
+        raise RuntimeError(f"{url}: the key report is not JSON") from None
+
+
+def fetch_reports(url: str, samples: int, timeout: float,
+                  transport: httpx.BaseTransport | None = None) -> list[dict[str, Any]]:
     import httpx
 
     seen: dict[Any, dict[str, Any]] = {}
     for _ in range(samples):
-        with httpx.Client(timeout=timeout) as client:  # a fresh connection each time
-            response = client.get(report_url(url))
-        if response.status_code != 200:
-            raise RuntimeError(f"{url}: HTTP {response.status_code} from {REPORT_PATH} "
-                               "(the report answers loopback clients only)")
-        report = response.json()
+        # A fresh connection each time; no proxy from the environment (the report answers
+        # loopback clients only).
+        with httpx.Client(timeout=timeout, transport=transport, trust_env=False) as client:
+            report = read_report(client, url, timeout)
         if not isinstance(report, dict):
             raise RuntimeError(f"{url}: the key report is not a JSON object")
         seen.setdefault(report.get("pid"), report)
