@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .server.middleware import CallNext, Middleware, RequestView
+from .core.middleware import RequestView
+from .server.middleware import CallNext, Middleware
 from .wire.errors import McpError
 
 RATE_LIMITED = -32029  # implementation-defined server error range of JSON-RPC (-32000..-32099)

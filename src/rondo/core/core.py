@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ..mrtr.ask import load_envelope
 from ..mrtr.result import AskInterrupt, InputRequired
 from ..server.method import Method, Wrap
-from ..server.middleware import RequestView, run_chain
 from ..server.request import Emit, Request, _noop
 from ..wire.envelope import check_version, envelope
 from ..wire.errors import (
@@ -29,6 +28,7 @@ from ..wire.logs import logger
 from .express import express_ready
 from .failures import masked_internal_error
 from .methods import BUILTIN
+from .middleware import RequestView, run_chain
 from .modern import ModernDialect
 from .subscriptions import Subscriptions
 

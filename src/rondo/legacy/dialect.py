@@ -170,7 +170,7 @@ class LegacyDialect:
             result: dict[str, Any] = response["result"]
             return result
 
-        from ..server.middleware import RequestView, run_chain
+        from ..core.middleware import RequestView, run_chain
 
         try:
             result = await run_chain(chain, RequestView(req, self.server), endpoint)
