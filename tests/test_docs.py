@@ -91,7 +91,9 @@ def test_block_equals_its_file(target: str):
     path = ROOT / target
     assert path.is_file(), f"{target} is referenced by a docs block but does not exist"
     content = path.read_text(encoding="utf-8").rstrip("\n")
-    for block in (b for b in BLOCKS if b.target == target):
+    blocks = [b for b in BLOCKS if b.target == target]
+    assert blocks  # TARGETS come from the blocks: at least one names this file
+    for block in blocks:
         assert block.text.rstrip("\n") == content, (
             f"the block at {block.where} differs from {target}: copy the file into the block "
             "(or the block into the file) so they match exactly"
