@@ -329,7 +329,9 @@ def test_cancelling_a_legacy_task_call_sends_tasks_cancel() -> None:
             with pytest.raises(asyncio.CancelledError, match="^$"):  # our cancel(), given no message
                 await call
             assert sent[-1] == "tasks/cancel"
-            await asyncio.sleep(0.05)
+            async with asyncio.timeout(5):  # polled with a deadline, not slept on
+                while jobs["job-1"]["status"] != "cancelled":
+                    await asyncio.sleep(0.01)
         assert jobs["job-1"]["status"] == "cancelled"
 
     run(go())

@@ -573,8 +573,9 @@ def test_session_end_fails_pending_questions() -> None:
                     "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
         task = pipe.feed({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                           "params": {"name": "slow", "arguments": {}}})
-        await asyncio.sleep(0.02)
-        assert pipe.session is not None and pipe.session.pending
+        async with asyncio.timeout(5):  # polled with a deadline, not slept on
+            while pipe.session is None or not pipe.session.pending:
+                await asyncio.sleep(0.005)
         pipe.close()
         assert task is not None
         await asyncio.gather(task, return_exceptions=True)

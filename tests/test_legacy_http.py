@@ -409,8 +409,9 @@ def test_get_stream_carries_list_changes_and_resource_updates() -> None:
         # A session with a live stream is busy: it does not expire while connected.
         assert app.legacy.sessions.get(client.sid).busy
         stream.disconnect()
-        await asyncio.sleep(0.01)
-        assert not app.legacy.sessions.get(client.sid).busy
+        async with asyncio.timeout(5):  # polled with a deadline, not slept on
+            while app.legacy.sessions.get(client.sid).busy:
+                await asyncio.sleep(0.005)
 
     run(go())
 

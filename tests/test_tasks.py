@@ -318,8 +318,7 @@ def test_a_task_whose_worker_died_fails_once_its_lease_lapses() -> None:
         await store.create(TaskRecord(id="orphan", principal=None, created=now, updated=now,
                                       ttl_ms=60_000, poll_ms=100, lease=now + 0.3, worker="gone"))
         assert (await peer.get("orphan"))["status"] == "working"
-        await asyncio.sleep(0.4)
-        failed = await peer.get("orphan")
+        failed = await peer.until("orphan", timeout=5)  # polled past the lease, not slept on
         assert failed["status"] == "failed" and failed["error"]["code"] == INTERNAL_ERROR
         assert "lease" in failed["error"]["message"]
         # A live worker renews its lease: its task outlives many lease periods.
