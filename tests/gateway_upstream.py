@@ -68,6 +68,13 @@ def upstream_server() -> rondo.Server:
         raise rondo.McpError(-32602, "n is out of range", {"internal": "http://10.0.0.7/db"})
 
     @up.tool
+    def adaptive(ctx: rondo.Context) -> str:
+        """Asks only a client that declared elicitation."""
+        if "elicitation" not in ctx.client_capabilities:
+            return "not asked"
+        return f"asked: {ctx.ask('color', COLOR).content['color']}"
+
+    @up.tool
     def grow() -> str:
         """Adds a tool to this server: its clients hear tools list_changed."""
 

@@ -17,7 +17,7 @@ from gateway_upstream import Recorder, served, stop, upstream_server
 from rondo.client import Client, ElicitRequest, ElicitResult, PendingCall
 
 ERAS = ["2025-11-25", "2026-07-28"]
-TOOLS = ["add", "cleanup", "color", "echo", "fail", "grow", "hang", "picky"]
+TOOLS = ["adaptive", "add", "cleanup", "color", "echo", "fail", "grow", "hang", "picky"]
 
 
 def blue(request: ElicitRequest) -> Any:
@@ -42,7 +42,7 @@ def test_everything_relayed_over_http_on_both_downstream_eras(upstream: Any, pro
                               headers={"Authorization": "Bearer client-secret"}) as client:
                 assert client.era == ("legacy" if protocol == "2025-11-25" else "modern")
                 tools = await client.list_tools()
-                assert sorted(t.name for t in tools) == TOOLS  # eight tools over four pages
+                assert sorted(t.name for t in tools) == TOOLS  # nine tools over five pages
                 assert {t.name: t.description for t in tools}["add"] == "Add two numbers."
                 assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
                 assert (await client.call_tool("color")).text == "color=blue"
@@ -125,6 +125,21 @@ def test_a_question_the_client_cannot_answer_is_minus_32021() -> None:
                 assert caught.value.data["requiredCapabilities"] == {"elicitation": {"form": {}}}
 
         asyncio.run(go())
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_the_upstream_sees_what_the_client_declared(upstream: Any, protocol: str) -> None:
+    url, _, _ = upstream
+    front = rondo.proxy(url)
+
+    async def go() -> None:
+        async with front.started():
+            async with Client(front, protocol=protocol) as client:  # no elicitation declared
+                assert (await client.call_tool("adaptive")).text == "not asked"
+            async with Client(front, protocol=protocol, on_elicit=blue) as client:
+                assert (await client.call_tool("adaptive")).text == "asked: blue"
+
+    asyncio.run(go())
 
 
 def test_upstream_down_is_a_clean_error_within_the_bound(upstream: Any) -> None:

@@ -300,7 +300,8 @@ class Client:
         if self.era == "modern":
             meta[PROTOCOL_VERSION] = self.protocol_version
             meta[CLIENT_INFO] = self.client_info
-            meta[CLIENT_CAPABILITIES] = self.handlers.capabilities()
+            # A request that says its own (a proxy relaying its client's) keeps them.
+            meta.setdefault(CLIENT_CAPABILITIES, self.handlers.capabilities())
             if self.log_level is not None:
                 meta[LOG_LEVEL] = self.log_level
         if progress_token is not None:

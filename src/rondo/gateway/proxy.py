@@ -35,10 +35,12 @@ from ..server.content import ToolResult
 from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
+from ..wire.meta import CLIENT_CAPABILITIES
 
 log = logging.getLogger("rondo.gateway")
 
 UNAVAILABLE = -32603
+_INPUT_KINDS = ("elicitation", "sampling", "roots")
 _LISTS = {"notifications/tools/list_changed": "tools",
           "notifications/prompts/list_changed": "prompts",
           "notifications/resources/list_changed": "resources"}
@@ -108,15 +110,18 @@ class Upstream:
         if client is None:
             raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is not started")
         state = ctx.state
+        if state is not None and (not isinstance(state, dict) or state.get("up") != self.identity):
+            raise McpError(-32602, "invalid requestState: not this upstream's")
+        # The upstream sees what this request's client can answer (its input kinds only), so
+        # it asks only what the client declared, as it would if called directly.
+        declared = ctx.client_capabilities or {}
+        sent = {**params, "_meta": {CLIENT_CAPABILITIES: {
+            kind: declared[kind] for kind in _INPUT_KINDS if kind in declared}}}
         try:
-            if state is None:
-                result: Any = await _first(client, method, params)
-            else:
-                if not isinstance(state, dict) or state.get("up") != self.identity:
-                    raise McpError(-32602, "invalid requestState: not this upstream's")
-                pending = PendingCall(method=method, params=params, request_state=state.get("s"))
-                result = await client.resume(pending, dict(ctx.input_responses or {}),
-                                             manual=True)
+            pending = PendingCall(method=method, params=sent,
+                                  request_state=None if state is None else state.get("s"))
+            result: Any = await client.resume(pending, dict(ctx.input_responses or {}),
+                                              manual=True)
         except McpError as exc:
             data = exc.data if exc.code == MISSING_CAPABILITY else None
             raise McpError(exc.code, exc.message, data) from None
@@ -130,14 +135,6 @@ class Upstream:
             return InputRequired(result.input_requests,
                                  state={"up": self.identity, "s": result.request_state})
         return result
-
-
-async def _first(client: Client, method: str, params: dict[str, Any]) -> Any:
-    if method == "tools/call":
-        return await client.call_tool(params["name"], params.get("arguments"), manual=True)
-    if method == "prompts/get":
-        return await client.get_prompt(params["name"], params.get("arguments"), manual=True)
-    return await client.read_resource(params["uri"], manual=True, refresh=True)
 
 
 def _drop_none(wire: Mapping[str, Any]) -> dict[str, Any]:
