@@ -75,6 +75,14 @@ def upstream_server() -> rondo.Server:
         return f"asked: {ctx.ask('color', COLOR).content['color']}"
 
     @up.tool
+    async def count(ctx: rondo.Context) -> str:
+        """Reports three steps of progress."""
+        for step in range(1, 4):
+            await ctx.report_progress(step, 3, f"step {step}")
+            await asyncio.sleep(0.05)  # each step leaves before the next (HTTP keeps the newest)
+        return "counted"
+
+    @up.tool
     def grow() -> str:
         """Adds a tool to this server: its clients hear tools list_changed."""
 

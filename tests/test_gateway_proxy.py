@@ -17,7 +17,8 @@ from gateway_upstream import Recorder, served, stop, upstream_server
 from rondo.client import Client, ElicitRequest, ElicitResult, PendingCall
 
 ERAS = ["2025-11-25", "2026-07-28"]
-TOOLS = ["adaptive", "add", "cleanup", "color", "echo", "fail", "grow", "hang", "picky"]
+TOOLS = ["adaptive", "add", "cleanup", "color", "count", "echo", "fail", "grow", "hang",
+         "picky"]
 
 
 def blue(request: ElicitRequest) -> Any:
@@ -42,7 +43,7 @@ def test_everything_relayed_over_http_on_both_downstream_eras(upstream: Any, pro
                               headers={"Authorization": "Bearer client-secret"}) as client:
                 assert client.era == ("legacy" if protocol == "2025-11-25" else "modern")
                 tools = await client.list_tools()
-                assert sorted(t.name for t in tools) == TOOLS  # nine tools over five pages
+                assert sorted(t.name for t in tools) == TOOLS  # ten tools over five pages
                 assert {t.name: t.description for t in tools}["add"] == "Add two numbers."
                 assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
                 assert (await client.call_tool("color")).text == "color=blue"
@@ -140,6 +141,22 @@ def test_the_upstream_sees_what_the_client_declared(upstream: Any, protocol: str
                 assert (await client.call_tool("adaptive")).text == "asked: blue"
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_upstream_progress_reaches_a_client_that_asked(upstream: Any, protocol: str) -> None:
+    url, _, _ = upstream
+    front = rondo.proxy(url)
+    seen: list[tuple[Any, Any, Any]] = []
+
+    async def go() -> None:
+        async with front.started(), Client(front, protocol=protocol) as client:
+            result = await client.call_tool(
+                "count", on_progress=lambda p, t, m: seen.append((p, t, m)))
+            assert result.text == "counted"
+
+    asyncio.run(go())
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
 def test_upstream_down_is_a_clean_error_within_the_bound(upstream: Any) -> None:

@@ -35,7 +35,7 @@ from ..server.content import ToolResult
 from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
-from ..wire.meta import CLIENT_CAPABILITIES
+from ..wire.meta import CLIENT_CAPABILITIES, PROGRESS_TOKEN
 
 log = logging.getLogger("rondo.gateway")
 
@@ -121,7 +121,7 @@ class Upstream:
             pending = PendingCall(method=method, params=sent,
                                   request_state=None if state is None else state.get("s"))
             result: Any = await client.resume(pending, dict(ctx.input_responses or {}),
-                                              manual=True)
+                                              manual=True, on_progress=_progress_of(ctx))
         except McpError as exc:
             data = exc.data if exc.code == MISSING_CAPABILITY else None
             raise McpError(exc.code, exc.message, data) from None
@@ -135,6 +135,19 @@ class Upstream:
             return InputRequired(result.input_requests,
                                  state={"up": self.identity, "s": result.request_state})
         return result
+
+
+def _progress_of(ctx: Context) -> Any:
+    """The upstream's progress, passed on to a client that asked for progress (else None:
+    the upstream request then carries no progress token)."""
+    meta = ctx.request_params.get("_meta")
+    if not isinstance(meta, Mapping) or meta.get(PROGRESS_TOKEN) is None:
+        return None
+
+    def passed_on(progress: float, total: float | None, message: str | None) -> None:
+        ctx.report_progress(progress, total, message)
+
+    return passed_on
 
 
 def _drop_none(wire: Mapping[str, Any]) -> dict[str, Any]:
