@@ -22,8 +22,42 @@ COLOR = elicit.form("Pick a color", {
 })
 
 
+# Request ids of the upstream's `wait` calls that were cancelled (the upstream saw it end).
+CANCELLED: list[str] = []
+STARTED: list[str] = []  # ... and of those that began
+
+
 def upstream_server() -> rondo.Server:
     up = rondo.Server("upstream", page_size=2)  # lists come in pages of two
+
+    @up.completion
+    def complete(ref: dict[str, Any], argument: dict[str, Any],
+                 context: dict[str, str]) -> dict[str, Any]:
+        """Names starting with what was typed (prompt `greet`, template `up://city/{name}`)."""
+        where = ref.get("name") or ref.get("uri")
+        names = [n for n in ("Ada", "Alan", "Grace") if n.startswith(argument.get("value", ""))]
+        return {"values": [f"{where}:{n}" for n in names], "total": len(names),
+                "hasMore": False}
+
+    @up.tool
+    async def chatty(ctx: rondo.Context) -> str:
+        """Logs at three levels while it works."""
+        await ctx.debug("fine detail")
+        await ctx.log("info", {"step": 1}, logger="chatty")
+        await ctx.warning("careful")
+        await asyncio.sleep(0.05)  # each message leaves before the answer
+        return "chatted"
+
+    @up.tool
+    async def wait(tag: str) -> str:
+        """Waits until cancelled (recording the tag), or 20 s."""
+        STARTED.append(tag)
+        try:
+            await asyncio.sleep(20)
+        except asyncio.CancelledError:
+            CANCELLED.append(tag)
+            raise
+        return "waited"
 
     @up.tool
     def add(a: int, b: int) -> int:

@@ -17,8 +17,8 @@ from gateway_upstream import Recorder, served, stop, upstream_server
 from rondo.client import Client, ElicitRequest, ElicitResult, PendingCall
 
 ERAS = ["2025-11-25", "2026-07-28"]
-TOOLS = ["adaptive", "add", "cleanup", "color", "count", "echo", "fail", "grow", "hang",
-         "picky"]
+TOOLS = ["adaptive", "add", "chatty", "cleanup", "color", "count", "echo", "fail", "grow",
+         "hang", "picky", "wait"]
 
 
 def blue(request: ElicitRequest) -> Any:
@@ -43,7 +43,7 @@ def test_everything_relayed_over_http_on_both_downstream_eras(upstream: Any, pro
                               headers={"Authorization": "Bearer client-secret"}) as client:
                 assert client.era == ("legacy" if protocol == "2025-11-25" else "modern")
                 tools = await client.list_tools()
-                assert sorted(t.name for t in tools) == TOOLS  # ten tools over five pages
+                assert sorted(t.name for t in tools) == TOOLS  # twelve tools over six pages
                 assert {t.name: t.description for t in tools}["add"] == "Add two numbers."
                 assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
                 assert (await client.call_tool("color")).text == "color=blue"
@@ -157,6 +157,76 @@ def test_upstream_progress_reaches_a_client_that_asked(upstream: Any, protocol: 
 
     asyncio.run(go())
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_completion_is_relayed_for_prompts_and_templates(upstream: Any, protocol: str) -> None:
+    url, _, _ = upstream
+    front = rondo.proxy(url)
+
+    async def go() -> None:
+        async with front.started(), Client(front, protocol=protocol) as client:
+            done = await client.complete({"type": "ref/prompt", "name": "greet"}, "name", "A")
+            assert (done.values, done.total, done.has_more) == (
+                ["greet:Ada", "greet:Alan"], 2, False)
+            done = await client.complete({"type": "ref/resource", "uri": "up://city/{name}"},
+                                         "name", "G")
+            assert done.values == ["up://city/{name}:Grace"]
+            with pytest.raises(rondo.McpError, match="^Unknown prompt: nope$"):
+                await client.complete({"type": "ref/prompt", "name": "nope"}, "name", "A")
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("protocol", ERAS)
+def test_upstream_log_messages_reach_the_client_at_its_level(
+        upstream: Any, protocol: str, upstream_era: str) -> None:
+    url, _, _ = upstream
+    front = rondo.proxy(url, upstream_protocol=upstream_era)
+    heard: list[Any] = []
+
+    def note(message: Any) -> None:
+        if message.get("method") == "notifications/message":
+            heard.append(message["params"])
+
+    async def go() -> None:
+        async with front.started(), Client(front, protocol=protocol, log_level="info",
+                                           on_notification=note) as client:
+            assert (await client.call_tool("chatty")).text == "chatted"
+
+    asyncio.run(go())
+    # debug is below the client's level: dropped; the logger name and structured data kept.
+    assert heard == [{"level": "info", "data": {"step": 1}, "logger": "chatty"},
+                     {"level": "warning", "data": "careful"}]
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_cancelled_call_is_cancelled_upstream(upstream: Any, protocol: str,
+                                                 upstream_era: str) -> None:
+    from gateway_upstream import CANCELLED, STARTED
+
+    url, _, _ = upstream
+    front = rondo.proxy(url, upstream_protocol=upstream_era)
+    tag = f"{protocol}/{upstream_era}"
+
+    async def go() -> None:
+        async with front.started(), Client(front, protocol=protocol) as client:
+            call = asyncio.ensure_future(client.call_tool("wait", {"tag": tag}))
+            deadline = asyncio.get_running_loop().time() + 10
+            while tag not in STARTED:  # the call reached the upstream's handler
+                assert asyncio.get_running_loop().time() < deadline, "upstream never called"
+                await asyncio.sleep(0.02)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            while tag not in CANCELLED:  # the upstream's handler ended by cancellation
+                assert asyncio.get_running_loop().time() < deadline, "upstream never cancelled"
+                await asyncio.sleep(0.05)
+            assert (await client.call_tool("echo", {"text": "after"})).text == "after"
+
+    asyncio.run(go())
 
 
 def test_upstream_down_is_a_clean_error_within_the_bound(upstream: Any) -> None:

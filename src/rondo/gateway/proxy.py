@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -35,7 +36,7 @@ from ..server.content import ToolResult
 from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
-from ..wire.meta import CLIENT_CAPABILITIES, PROGRESS_TOKEN
+from ..wire.meta import CLIENT_CAPABILITIES, LOG_LEVEL, LOG_LEVEL_RANK, PROGRESS_TOKEN
 
 log = logging.getLogger("rondo.gateway")
 
@@ -46,6 +47,10 @@ _LISTS = {"notifications/tools/list_changed": "tools",
           "notifications/resources/list_changed": "resources"}
 PROXY_ENV = "RONDO_PROXY"  # `rondo proxy`: the JSON configuration gateway/served.py reads
 _ANY_HINTS: dict[str, Any] = {"ctx": Context, "arguments": Any, "return": Any}
+# The downstream request a relayed upstream request serves: where the upstream's log messages,
+# heard while that request is in flight on its own HTTP response, are passed on.
+_RELAYING: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
+    "rondo_proxy_relaying", default=None)
 
 
 async def _refuse(*_: Any) -> Any:
@@ -97,7 +102,12 @@ class Upstream:
 
     def _heard(self, message: Mapping[str, Any]) -> None:
         """A 2025-11-25 upstream's list_changed (its session's notifications); a 2026-07-28
-        upstream's come on the listen stream `_follow` holds."""
+        upstream's come on the listen stream `_follow` holds. A log message heard on a relayed
+        request's own response goes to that request's client (`ctx.log` applies the level the
+        client asked for); one heard elsewhere (a stdio upstream's shared stream) is dropped."""
+        if message.get("method") == "notifications/message":
+            _pass_on_log(message.get("params"))
+            return
         what = _LISTS.get(str(message.get("method")))
         client = self.client
         if what is not None and self.changes is not None and client is not None \
@@ -115,8 +125,12 @@ class Upstream:
         # The upstream sees what this request's client can answer (its input kinds only), so
         # it asks only what the client declared, as it would if called directly.
         declared = ctx.client_capabilities or {}
-        sent = {**params, "_meta": {CLIENT_CAPABILITIES: {
-            kind: declared[kind] for kind in _INPUT_KINDS if kind in declared}}}
+        meta: dict[str, Any] = {CLIENT_CAPABILITIES: {
+            kind: declared[kind] for kind in _INPUT_KINDS if kind in declared}}
+        if ctx.log_level is not None:  # 2026-07-28 upstream: log at the client's own level
+            meta[LOG_LEVEL] = ctx.log_level
+        sent = {**params, "_meta": meta}
+        relaying = _RELAYING.set(ctx)
         try:
             pending = PendingCall(method=method, params=sent,
                                   request_state=None if state is None else state.get("s"))
@@ -131,10 +145,47 @@ class Upstream:
         except (ClientError, OSError) as exc:
             log.warning("upstream %s: %s: %s", self.identity, type(exc).__name__, exc)
             raise McpError(UNAVAILABLE, "upstream unavailable") from None
+        finally:
+            _RELAYING.reset(relaying)
         if isinstance(result, PendingCall):
             return InputRequired(result.input_requests,
                                  state={"up": self.identity, "s": result.request_state})
         return result
+
+
+def _pass_on_log(params: Any) -> None:
+    ctx = _RELAYING.get()
+    if ctx is None or not isinstance(params, Mapping) or params.get("level") not in LOG_LEVEL_RANK:
+        return
+    logger = params.get("logger")
+    ctx.log(str(params["level"]), params.get("data"),
+            logger if isinstance(logger, str) else None)
+
+
+async def _complete(link: Upstream, ref: Any, argument: Any, context: Any) -> dict[str, Any]:
+    """The proxy's completion hook: the upstream's completion for the same ref (the proxy
+    serves the upstream's own prompt names and URIs, so the ref goes up unchanged)."""
+    client = link.client
+    if client is None:
+        raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is not started")
+    try:
+        done = await client.complete(
+            ref, argument["name"], str(argument.get("value", "")),
+            context={str(k): str(v) for k, v in context.items()}
+            if isinstance(context, Mapping) and context else None)
+    except McpError as exc:
+        raise McpError(exc.code, exc.message) from None
+    except RequestTimeout:
+        raise McpError(UNAVAILABLE, f"upstream did not answer within {link.timeout:g} s"
+                       ) from None
+    except (ClientError, OSError) as exc:
+        log.warning("upstream %s: %s: %s", link.identity, type(exc).__name__, exc)
+        raise McpError(UNAVAILABLE, "upstream unavailable") from None
+    out: dict[str, Any] = {"values": list(done.values)}
+    if done.total is not None:
+        out["total"] = done.total
+    out["hasMore"] = done.has_more
+    return out
 
 
 def _progress_of(ctx: Context) -> Any:
@@ -187,11 +238,23 @@ def proxy(
             raise RuntimeError(f"proxy {name!r}: cannot reach its upstream: {exc}") from None
         try:
             link.client = client
+            offers = client.server_capabilities or {}
+            if client.era == "legacy" and "logging" in offers:
+                # A 2025-11-25 upstream's level is per session: take everything, and let each
+                # downstream request's ctx.log keep what its client asked for.
+                with contextlib.suppress(ClientError, McpError, OSError):
+                    await client.request("logging/setLevel", {"level": "debug"})
             try:
                 await _register(server, link)
             except (ClientError, McpError, OSError) as exc:
                 raise RuntimeError(f"proxy {name!r}: cannot list its upstream's components: "
                                    f"{exc}") from None
+            if "completions" in (client.server_capabilities or {}):
+
+                async def complete(ref: Any, argument: Any, context: Any) -> dict[str, Any]:
+                    return await _complete(link, ref, argument, context)
+
+                server.completion(complete)
             link.changes = asyncio.Queue()
             follower = asyncio.create_task(_follow(server, link))
             try:
@@ -203,6 +266,7 @@ def proxy(
         finally:
             link.client = None
             link.changes = None
+            server.completion_handler = None
             await client.close()
 
     return server
