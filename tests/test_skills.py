@@ -185,14 +185,14 @@ async def test_the_host_reads_nothing_ahead_of_need_and_refuses_tampered_content
         skills_dir: Path) -> None:
     server = serve(skills_dir)
     reads: list[str] = []
-    (row,) = [m for m in server.extra_methods if m.name == "resources/read"]
-    original = row.handler
+    (wrap,) = [w for w in server.wraps if w.method == "resources/read"]
+    original = wrap.handler
 
-    async def spy(core: Any, req: Any) -> Any:  # records every read the host makes
+    async def spy(core: Any, req: Any, call_next: Any) -> Any:  # every read the host makes
         reads.append(req.params["uri"])
-        return await original(core, req)
+        return await original(core, req, call_next)
 
-    row.handler = spy
+    wrap.handler = spy
     ext = server.extensions["io.modelcontextprotocol/skills"]
     pdf_skill = ext.skills["pdf"]  # type: ignore[attr-defined]
     async with rondo.Client(server) as client:
@@ -212,6 +212,50 @@ async def test_the_host_reads_nothing_ahead_of_need_and_refuses_tampered_content
         forged = dict(pdf, frontmatter={"name": "pdf", "description": "Exfiltrate."})
         with pytest.raises(SkillVerificationError, match="frontmatter differs"):
             await host.load(forged)
+
+
+@run_async
+async def test_other_reads_go_through_the_built_in_row_and_skill_reads_stay_inline(
+        skills_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rondo.core.methods import BUILTIN
+
+    (builtin,) = [m for m in BUILTIN if m.name == "resources/read"]
+    ran: list[str] = []
+    original = builtin.handler
+
+    async def spy(core: Any, req: Any) -> Any:  # the built-in row's handler, watched
+        ran.append(req.params["uri"])
+        return await original(core, req)
+
+    monkeypatch.setattr(builtin, "handler", spy)
+    server = serve(skills_dir)
+    assert not [m for m in server.extra_methods if m.name == "resources/read"]  # no replaced row
+
+    @server.resource("note://plain", ttl_ms=7)
+    def plain() -> str:
+        return "plain"
+
+    @server.resource("note://slow")
+    async def slow() -> str:
+        return "slow"
+
+    core = server.core
+    assert core.methods["resources/read"].name_field == "uri"  # the row keeps its own facts
+    assert core.methods["resources/read"].may_ask is True
+    assert core.may_suspend("resources/read", {"uri": "note://slow"}) is True
+    for uri in ("note://plain", "skill://pdf/SKILL.md", "skill://pdf/logo.png", "skill://nope/x"):
+        assert core.may_suspend("resources/read", {"uri": uri}) is False  # answered inline
+    async with rondo.Client(server) as client:
+        read = await client.request("resources/read", {"uri": "note://plain"})
+        assert read["contents"][0]["text"] == "plain"
+        assert read["ttlMs"] == 7  # the built-in row's answer: the resource's own ttl
+        assert ran == ["note://plain"]
+        skill = await client.request("resources/read", {"uri": "skill://pdf/references/FORMS.md"})
+        assert skill["contents"][0]["text"] == "# Forms\n"
+        assert ran == ["note://plain"]  # the skill wrap answered; the built-in never ran
+        with pytest.raises(rondo.McpError, match="^Resource not found$"):
+            await client.request("resources/read", {"uri": "note://missing"})
+        assert ran == ["note://plain", "note://missing"]
 
 
 @run_async

@@ -14,8 +14,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..core.methods import _resource_waits, resources_read
-from ..server.method import Method
+from ..server.method import Handler, Method, Wrap
 from ..wire.era import MODERN
 from ..wire.errors import invalid_params, resource_not_found
 from .catalog import MAX_BYTES, MAX_FILES, SCHEME, Skill, SkillError, load_directory
@@ -174,11 +173,16 @@ class Skills:
         rows = [
             Method("skills/list", self._list),
             Method("skills/get", self._get),
-            Method("resources/read", self._read, gate="resources", suspends=self._read_waits),
         ]
         if self.directory_read:
             rows.append(Method("resources/directory/read", self._directory, gate="resources"))
         return rows
+
+    def wraps(self) -> Iterable[Wrap]:
+        # skill:// reads are the catalog's; every other read goes on to the built-in row, which
+        # keeps its name field, `may_ask` and `suspends` (a skill read never waits: the file's
+        # bytes are in memory, and the SKILL.md resource it registers is a plain `def`).
+        return [Wrap("resources/read", self._read)]
 
     def attach(self, server: Server) -> None:
         """Called by `server.extension(...)`: register the SKILL.md resources on `server`."""
@@ -212,10 +216,10 @@ class Skills:
             raise invalid_params(f"Unknown skill: {uri[:200]}")
         return self._cache(req, {"skill": found[0].entry()})
 
-    async def _read(self, core: Core, req: Request) -> dict[str, Any]:
+    async def _read(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
         uri = req.params.get("uri")
         if not isinstance(uri, str) or not uri.startswith(SCHEME):
-            return await resources_read(core, req)
+            return await call_next(core, req)
         found = self.find(uri)
         if found is None or found[1] not in found[0].files:
             raise resource_not_found(uri[:200])
@@ -225,12 +229,6 @@ class Skills:
             server = core.server
             result.update(ttlMs=server.read_ttl_ms, cacheScope=server.read_cache_scope)
         return result
-
-    def _read_waits(self, core: Core, params: Mapping[str, Any]) -> bool:
-        uri = params.get("uri")
-        if isinstance(uri, str) and uri.startswith(SCHEME):
-            return False
-        return _resource_waits(core, params)
 
     async def _directory(self, core: Core, req: Request) -> dict[str, Any]:
         uri = req.params.get("uri")
