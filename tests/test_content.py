@@ -1,4 +1,4 @@
-"""Content helpers and result shaping (rondo.server.content), checked against the official schema."""
+"""Content helpers (rondo.server.content) and result shaping (rondo.core.results), checked against the official schema."""
 
 import base64
 import dataclasses
@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rondo.core import results as R
 from rondo.server import content as C
 from rondo.server.schema import tool_signature
 from wire_schema import definition  # noqa: E402
@@ -149,7 +150,7 @@ def test_is_content_block_checks_required_keys():
     ],
 )
 def test_tool_result_without_output_schema(value, content):  # type: ignore[no-untyped-def]
-    body = C.tool_result(value, UNSTRUCTURED)
+    body = R.tool_result(value, UNSTRUCTURED)
     assert body == {"content": content}
     assert_call_tool_result(body)
 
@@ -159,13 +160,13 @@ def test_unencodable_values_fall_back_to_str():
         def __str__(self) -> str:
             return "opaque!"
 
-    assert C.tool_result(Opaque(), UNSTRUCTURED) == {
+    assert R.tool_result(Opaque(), UNSTRUCTURED) == {
         "content": [{"type": "text", "text": "opaque!"}]
     }
 
 
 def test_bytes_are_an_error_result():
-    body = C.tool_result(b"\x00\x01", UNSTRUCTURED)
+    body = R.tool_result(b"\x00\x01", UNSTRUCTURED)
     assert body["isError"] is True
     assert "rondo.image()" in body["content"][0]["text"]
     assert_call_tool_result(body)
@@ -173,7 +174,7 @@ def test_bytes_are_an_error_result():
 
 def test_structured_output_comes_with_its_json_text():
     sig = signature_returning(Weather)
-    body = C.tool_result(Weather("Oslo", 3.5), sig)
+    body = R.tool_result(Weather("Oslo", 3.5), sig)
     assert body == {
         "content": [{"type": "text", "text": '{"city":"Oslo","celsius":3.5}'}],
         "structuredContent": {"city": "Oslo", "celsius": 3.5},
@@ -182,11 +183,11 @@ def test_structured_output_comes_with_its_json_text():
     assert sig.output_schema is not None
     jsonschema.Draft202012Validator(sig.output_schema).validate(body["structuredContent"])
 
-    numbers = C.tool_result(7, signature_returning(int))
+    numbers = R.tool_result(7, signature_returning(int))
     assert numbers == {"content": [{"type": "text", "text": "7"}], "structuredContent": 7}
     assert_call_tool_result(numbers)
 
-    model = C.tool_result(Reading(sensor="s", value=2), signature_returning(Reading))
+    model = R.tool_result(Reading(sensor="s", value=2), signature_returning(Reading))
     assert model["structuredContent"] == {"sensor": "s", "value": 2}
 
 
@@ -197,7 +198,7 @@ def test_tool_result_object_is_taken_as_given():
         is_error=True,
         meta={"trace": "t1"},
     )
-    body = C.tool_result(result, signature_returning(Weather))  # the output schema is bypassed
+    body = R.tool_result(result, signature_returning(Weather))  # the output schema is bypassed
     assert body == {
         "content": [{"type": "text", "text": "partial"}, C.image(PNG, "image/png")],
         "structuredContent": {"done": False},
@@ -205,7 +206,7 @@ def test_tool_result_object_is_taken_as_given():
         "_meta": {"trace": "t1"},
     }
     assert_call_tool_result(body)
-    assert C.tool_result(C.ToolResult("one"), UNSTRUCTURED) == {
+    assert R.tool_result(C.ToolResult("one"), UNSTRUCTURED) == {
         "content": [{"type": "text", "text": "one"}]
     }
     with pytest.raises(TypeError, match="not a content block"):
@@ -213,7 +214,7 @@ def test_tool_result_object_is_taken_as_given():
 
 
 def test_error_result():
-    body = C.error_result("no such city")
+    body = R.error_result("no such city")
     assert body == {"content": [{"type": "text", "text": "no such city"}], "isError": True}
     assert_call_tool_result(body)
     assert str(C.ToolError("boom")) == "boom"
@@ -244,9 +245,9 @@ blocks = st.sampled_from(
 @settings(max_examples=200)
 @given(json_values | blocks | st.lists(st.text() | blocks, max_size=4))
 def test_any_return_value_shapes_into_a_valid_result(value):  # type: ignore[no-untyped-def]
-    body = C.tool_result(value, UNSTRUCTURED)
+    body = R.tool_result(value, UNSTRUCTURED)
     assert_call_tool_result(body)
-    structured = C.tool_result(value, signature_returning(Any | None))
+    structured = R.tool_result(value, signature_returning(Any | None))
     assert_call_tool_result(structured)
 
 
@@ -257,7 +258,7 @@ STRUCTURED_ANY = signature_returning(dict[str, Any] | list[Any] | int | float | 
 @given(json_values.filter(lambda v: not isinstance(v, str)))
 def test_structured_text_is_the_json_of_structured_content(value):  # type: ignore[no-untyped-def]
     assert STRUCTURED_ANY.output_schema is not None
-    body = C.tool_result(value, STRUCTURED_ANY)
+    body = R.tool_result(value, STRUCTURED_ANY)
     assert_call_tool_result(body)
     assert json.loads(body["content"][0]["text"]) == body["structuredContent"] == value
 
@@ -300,23 +301,23 @@ def test_user_and_assistant_messages():
     ],
 )
 def test_prompt_messages(value, messages):  # type: ignore[no-untyped-def]
-    shaped = C.prompt_messages(value)
+    shaped = R.prompt_messages(value)
     assert shaped == messages
     GET_PROMPT_RESULT.validate({"resultType": "complete", "messages": shaped})
 
 
 def test_prompt_messages_reject_what_is_not_a_message():
     with pytest.raises(TypeError, match="role"):
-        C.prompt_messages({"role": "system", "content": "x"})
+        R.prompt_messages({"role": "system", "content": "x"})
     with pytest.raises(TypeError, match="prompt must return"):
-        C.prompt_messages(3)
+        R.prompt_messages(3)
     with pytest.raises(TypeError, match="prompt must return"):
-        C.prompt_messages(["ok", 3])
+        R.prompt_messages(["ok", 3])
 
 
 @given(st.lists(st.text() | blocks, max_size=5))
 def test_prompt_messages_are_always_valid(value):  # type: ignore[no-untyped-def]
-    for message in C.prompt_messages(value):
+    for message in R.prompt_messages(value):
         PROMPT_MESSAGE.validate(message)
 
 
@@ -368,7 +369,7 @@ def test_resource_text_and_blob_helpers():
     ],
 )
 def test_resource_contents(value, mime_type, contents):  # type: ignore[no-untyped-def]
-    shaped = C.resource_contents(value, "test://r", mime_type)
+    shaped = R.resource_contents(value, "test://r", mime_type)
     assert shaped == contents
     validator("ReadResourceResult").validate(
         {"resultType": "complete", "contents": shaped, "ttlMs": 0, "cacheScope": "public"}
@@ -377,8 +378,8 @@ def test_resource_contents(value, mime_type, contents):  # type: ignore[no-untyp
 
 def test_resource_contents_never_empty():
     with pytest.raises(TypeError, match="returned None"):
-        C.resource_contents(None, "test://r")
+        R.resource_contents(None, "test://r")
     # An empty list is data (a JSON array), not "no contents".
-    assert C.resource_contents([], "test://r") == [
+    assert R.resource_contents([], "test://r") == [
         C.resource_text("test://r", "[]", "application/json")
     ]

@@ -778,7 +778,7 @@ def test_pydantic_is_not_imported_unless_a_model_is_used():
     code = (
         "import sys\n"
         "from rondo.server.schema import tool_signature\n"
-        "from rondo.server.content import tool_result\n"
+        "from rondo.core.results import tool_result\n"
         "def f(a: int, b: list[str] | None = None) -> dict[str, int]:\n"
         "    return {'a': a}\n"
         "sig = tool_signature(f)\n"

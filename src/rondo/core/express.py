@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.result import AskInterrupt, InputRequired
-from ..server.content import tool_result
 from ..server.context import Context
 from ..server.request import Emit
 from ..wire.errors import McpError
@@ -25,6 +24,7 @@ from ..wire.jsonrpc import error_response
 from ..wire.logs import logger
 from .failures import masked_internal_error
 from .methods import tool_failure, tool_refusal, tools_call
+from .results import tool_result
 
 if TYPE_CHECKING:
     from ..server.components import Tool

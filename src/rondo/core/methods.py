@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..mrtr.result import InputRequired
-from ..server.content import ToolError, prompt_messages, resource_contents, text, tool_result
+from ..server.content import ToolError, text
 from ..server.method import Handler, Method
 from ..wire.era import LEGACY, MODERN
 from ..wire.errors import (
@@ -22,6 +22,7 @@ from ..wire.errors import (
 )
 from ..wire.logs import logger
 from ..wire.meta import LOG_LEVEL_RANK, MODERN_VERSIONS, SUBSCRIPTION_ID
+from .results import prompt_messages, resource_contents, tool_result
 
 if TYPE_CHECKING:
     from ..server.request import Request

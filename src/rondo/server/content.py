@@ -1,7 +1,8 @@
 """Content blocks, prompt messages and resource contents as plain JSON-ready dicts.
 
-Helpers build dicts (fast to encode, nothing to convert); the shaping functions turn whatever
-a handler returned into the body of a `tools/call`, `prompts/get` or `resources/read` result.
+Helpers build dicts (fast to encode, nothing to convert); the kernel's `core/results.py` turns
+whatever a handler returned into the body of a `tools/call`, `prompts/get` or `resources/read`
+result.
 The TypedDicts in `content_types.py` are only names for those dicts: annotate a tool
 `-> ContentBlock` or `-> list[ContentBlock]` and it gets no output schema (its result is
 content, not data).
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
         Role,
         TextContent,
     )
-    from .schema import Signature
 
 # The TypedDicts naming these dicts live in `content_types` and load on first use.
 _TYPE_NAMES = frozenset({"Role", "TextContent", "ImageContent", "AudioContent", "EmbeddedResource",
@@ -203,7 +203,7 @@ class ToolResult:
         self.meta = meta
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"content": [_as_block(c) for c in self.content]}
+        body: dict[str, Any] = {"content": [as_block(c) for c in self.content]}
         if self.structured is not ToolResult._NOTHING:
             body["structuredContent"] = _builtins(self.structured)
         if self.is_error:
@@ -224,12 +224,8 @@ class ToolError(Exception):
     """
 
 
-def error_result(message: str) -> dict[str, Any]:
-    """The `CallToolResult` body for a tool-level error (`ToolError`, invalid arguments)."""
-    return {"content": [{"type": "text", "text": message}], "isError": True}
-
-
-def _as_block(item: Any) -> dict[str, Any]:
+def as_block(item: Any) -> dict[str, Any]:
+    """A string as a text block; a content block as it is; anything else is a TypeError."""
     if isinstance(item, str):
         return {"type": "text", "text": item}
     if is_content_block(item):
@@ -237,7 +233,8 @@ def _as_block(item: Any) -> dict[str, Any]:
     raise TypeError(f"not a content block: {item!r:.80}")
 
 
-def _enc_hook(obj: Any) -> Any:
+def enc_hook(obj: Any) -> Any:
+    """msgspec's `enc_hook` for handler values: a pydantic model as its JSON-mode dump."""
     # Pydantic models are the one foreign type handlers commonly return; checked by duck type
     # so pydantic is never imported here.
     dump = getattr(obj, "model_dump", None)
@@ -247,57 +244,14 @@ def _enc_hook(obj: Any) -> Any:
 
 
 def _builtins(value: Any) -> Any:
-    return msgspec.to_builtins(value, enc_hook=_enc_hook)
-
-
-def to_json_text(value: Any) -> str:
-    """Compact JSON for a value; objects msgspec cannot encode fall back to `str(value)`."""
-    try:
-        return msgspec.json.encode(value, enc_hook=_enc_hook).decode()
-    except (TypeError, msgspec.EncodeError):
-        return str(value)
-
-
-def tool_result(value: Any, signature: Signature) -> dict[str, Any]:
-    """Shape a tool's return value into a `CallToolResult` body (no `resultType`).
-
-    `ToolResult` → as given; with an output schema → `structuredContent` plus its JSON as text;
-    str → a text block; a content block, or a list of blocks and strings → `content`;
-    None → no content; bytes → an error result (say what they are with `image`/`audio`/
-    `embedded`); anything else → a text block with its JSON.
-    """
-    if type(value) is str and signature.output_schema is None:
-        return {"content": [{"type": "text", "text": value}]}  # the commonest answer, first
-    if isinstance(value, ToolResult):
-        return value.to_dict()
-    if signature.output_schema is not None:
-        structured = signature.structure_output(value)
-        return {
-            "content": [{"type": "text", "text": msgspec.json.encode(structured).decode()}],
-            "structuredContent": structured,
-        }
-    if isinstance(value, str):
-        return {"content": [{"type": "text", "text": value}]}
-    if value is None:
-        return {"content": []}
-    if is_content_block(value):
-        return {"content": [value]}
-    if isinstance(value, (list, tuple)) and all(
-        isinstance(v, str) or is_content_block(v) for v in value
-    ):
-        return {"content": [_as_block(v) for v in value]}
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return error_result(
-            "tool returned raw bytes; wrap them with rondo.image(), rondo.audio() or rondo.embedded()"
-        )
-    return {"content": [{"type": "text", "text": to_json_text(value)}]}
+    return msgspec.to_builtins(value, enc_hook=enc_hook)
 
 
 # -- prompts ----------------------------------------------------------------------------------
 
 
 def _message(role: Role, content: Any) -> PromptMessage:
-    return {"role": role, "content": _as_block(content)}  # type: ignore[typeddict-item]
+    return {"role": role, "content": as_block(content)}  # type: ignore[typeddict-item]
 
 
 def user(content: str | Mapping[str, Any]) -> PromptMessage:
@@ -308,66 +262,3 @@ def user(content: str | Mapping[str, Any]) -> PromptMessage:
 def assistant(content: str | Mapping[str, Any]) -> PromptMessage:
     """A `PromptMessage` from the assistant; `content` is a string or a content block."""
     return _message("assistant", content)
-
-
-def _one_message(item: Any) -> dict[str, Any]:
-    if isinstance(item, str) or is_content_block(item):
-        return _message("user", item)  # type: ignore[return-value]
-    if type(item) is dict and "role" in item and "content" in item:
-        if item["role"] not in ("user", "assistant"):
-            raise TypeError(
-                f"prompt message role must be 'user' or 'assistant', got {item['role']!r}"
-            )
-        if isinstance(item["content"], str):
-            return {**item, "content": {"type": "text", "text": item["content"]}}
-        return item
-    raise TypeError(f"a prompt must return strings, messages or content blocks, got {item!r:.80}")
-
-
-def prompt_messages(value: Any) -> list[dict[str, Any]]:
-    """Shape a prompt's return value into `GetPromptResult.messages`.
-
-    A string or a content block becomes one user message; a message dict passes through (a
-    string `content` is made a text block); a list holds any of these.
-    """
-    if isinstance(value, (list, tuple)):
-        return [_one_message(v) for v in value]
-    if value is None:
-        return []
-    return [_one_message(value)]
-
-
-# -- resources --------------------------------------------------------------------------------
-
-
-def _is_contents(item: Any) -> TypeGuard[dict[str, Any]]:
-    return type(item) is dict and "uri" in item and ("text" in item or "blob" in item)
-
-
-def _one_contents(item: Any, uri: str, mime_type: str | None) -> dict[str, Any]:
-    if isinstance(item, str):
-        return resource_text(uri, item, mime_type)
-    if isinstance(item, (bytes, bytearray, memoryview)):
-        return resource_blob(uri, bytes(item), mime_type)
-    if _is_contents(item):
-        return item
-    # Structured data (dict, dataclass, Struct, model): served as JSON text.
-    return resource_text(uri, to_json_text(item), mime_type or "application/json")
-
-
-def resource_contents(value: Any, uri: str, mime_type: str | None = None) -> list[dict[str, Any]]:
-    """Shape a resource handler's return value into `ReadResourceResult.contents`.
-
-    str → text; bytes → base64 blob; a `{"uri", "text"|"blob"}` dict passes through; a list
-    gives one item per element; other data is served as JSON text (`application/json` unless
-    `mime_type` says otherwise). None is an error: a read never answers with empty contents.
-    """
-    if value is None:
-        raise TypeError(f"resource handler for {uri} returned None")
-    if isinstance(value, (list, tuple)):
-        if value and all(
-            isinstance(v, (str, bytes, bytearray, memoryview)) or _is_contents(v) for v in value
-        ):
-            return [_one_contents(v, uri, mime_type) for v in value]
-        return [resource_text(uri, to_json_text(value), mime_type or "application/json")]
-    return [_one_contents(value, uri, mime_type)]

@@ -156,7 +156,7 @@ class Signature:
 
     def structure_output(self, value: Any) -> Any:
         """to_builtins of a return value that has an output schema (for structuredContent)."""
-        return msgspec.to_builtins(value, enc_hook=_content._enc_hook)
+        return msgspec.to_builtins(value, enc_hook=_content.enc_hook)
 
     def __repr__(self) -> str:
         return f"<Signature ({', '.join(self.param_names)}) ctx={self.context_param}>"
