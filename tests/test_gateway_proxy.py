@@ -219,8 +219,8 @@ def test_a_cancelled_call_is_cancelled_upstream(upstream: Any, protocol: str,
                 assert asyncio.get_running_loop().time() < deadline, "upstream never called"
                 await asyncio.sleep(0.02)
             call.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await call
+            await asyncio.wait({call})
+            assert call.cancelled()
             while tag not in CANCELLED:  # the upstream's handler ended by cancellation
                 assert asyncio.get_running_loop().time() < deadline, "upstream never cancelled"
                 await asyncio.sleep(0.05)
