@@ -59,5 +59,13 @@ def test_two_children_and_a_proxied_upstream_under_one_parent(protocol: str) -> 
                 assert (await client.get_prompt("up_greet", {"name": "Ada"})).messages[
                     0].content["text"] == "Hello Ada"
                 assert (await client.read_resource("up://city/Rome")).text == "rain in Rome"
+                # The proxy's completion relay, reached through the parent: the namespaced
+                # prompt name goes upstream as the upstream's own.
+                done = await client.complete({"type": "ref/prompt", "name": "up_greet"},
+                                             "name", "A")
+                assert done.values == ["greet:Ada", "greet:Alan"]
+                done = await client.complete(
+                    {"type": "ref/resource", "uri": "up://city/{name}"}, "name", "G")
+                assert done.values == ["up://city/{name}:Grace"]
 
         asyncio.run(go())

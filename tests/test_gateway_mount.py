@@ -244,12 +244,59 @@ def test_clashes_and_uncarried_options_are_refused_when_mounting() -> None:
         mount(own, nested, namespace="x")
     with pytest.raises(ValueError, match="server-wide middleware"):
         mount(rondo.Server("p"), rondo.Server("m", middleware=[_passthrough]), namespace="m")
-    hooked = rondo.Server("h")
-    hooked.completion(lambda ref, argument, context: [])
-    with pytest.raises(ValueError, match="completion hook"):
-        mount(rondo.Server("p"), hooked, namespace="h")
     with pytest.raises(ValueError, match="on itself"):
         mount(parent, parent, namespace="self")
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_completion_refs_are_routed_to_the_child_under_its_own_names(protocol: str) -> None:
+    parent = rondo.Server("p")
+    seen: list[tuple[str, Any]] = []
+
+    @parent.prompt
+    def mine(topic: str) -> str:
+        """The parent's own prompt."""
+        return topic
+
+    @parent.completion
+    def own(ref: Any, argument: Any, context: Any) -> list[str]:
+        seen.append(("parent", ref))
+        return ["parent-value"]
+
+    child = rondo.Server("c")
+
+    @child.prompt
+    def greet(name: str) -> str:
+        """Say hello."""
+        return name
+
+    @child.resource("c://city/{name}")
+    def city(name: str) -> str:
+        """A city."""
+        return name
+
+    @child.completion
+    async def theirs(ref: Any, argument: Any, context: Any) -> list[str]:
+        seen.append(("child", ref))
+        return [f"{argument['value']}-child"]
+
+    mount(parent, child, namespace="kid")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as client:
+            done = await client.complete({"type": "ref/prompt", "name": "kid_greet"}, "name", "A")
+            assert done.values == ["A-child"]
+            done = await client.complete({"type": "ref/resource", "uri": "c://city/{name}"},
+                                         "name", "R")
+            assert done.values == ["R-child"]
+            done = await client.complete({"type": "ref/prompt", "name": "mine"}, "topic", "x")
+            assert done.values == ["parent-value"]
+
+    asyncio.run(go())
+    # The child saw its own prompt name, never the namespaced one.
+    assert seen == [("child", {"type": "ref/prompt", "name": "greet"}),
+                    ("child", {"type": "ref/resource", "uri": "c://city/{name}"}),
+                    ("parent", {"type": "ref/prompt", "name": "mine"})]
 
 
 async def _passthrough(request: Any, call_next: Any) -> Any:

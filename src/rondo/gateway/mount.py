@@ -15,6 +15,7 @@ inside the parent's lifespan.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -159,9 +160,6 @@ def mount(parent: Server, child: Server, *, namespace: str) -> Mount:
     if child.middleware:
         raise ValueError(f"server {child.name!r} has server-wide middleware, which a mount does "
                          "not carry yet; give it to its components (middleware=[...])")
-    if child.completion_handler is not None:
-        raise ValueError(f"server {child.name!r} has a completion hook, which a mount does not "
-                         "carry yet")
     made = Mount(parent, child, namespace)
     for kind, names, table in (("tool", child.tools, parent.tools),
                                ("prompt", child.prompts, parent.prompts)):
@@ -179,8 +177,50 @@ def mount(parent: Server, child: Server, *, namespace: str) -> Mount:
     for what in ("tools", "prompts", "resources"):
         made.sync(what)
     child.on_change(made._follow)
+    if child.completion_handler is not None:
+        _route_completions(parent)
     parent.lifespan(_child_lifespan(child))  # its hooks, now or added later
     return made
+
+
+async def _complete_routed(parent: Server, own: Any, ref: Any, argument: Any,
+                           context: Any) -> Any:
+    """The parent's completion hook once a child has one: a ref to a mounted prompt goes to its
+    child under the child's own name; a ref to a mounted resource or template (same URI in
+    both) to the child serving it; anything else to the parent's own hook, if it had one."""
+    target: Server | None = None
+    if isinstance(ref, dict) and ref.get("type") == "ref/prompt":
+        name = str(ref.get("name", ""))
+        for made in _mounts(parent).values():
+            if name in made._prompts:
+                target, ref = made.child, {**ref, "name": name[len(made.name("")):]}
+                break
+    elif isinstance(ref, dict) and ref.get("type") == "ref/resource":
+        uri = ref.get("uri")
+        for made in _mounts(parent).values():
+            if uri in made._resources or uri in made._templates:
+                target = made.child
+                break
+    hook = own if target is None else target.completion_handler
+    if hook is None:
+        return []
+    value = hook(ref, argument, context)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def _route_completions(parent: Server) -> None:
+    """Make the parent's completion hook the router (once), keeping its own hook behind it."""
+    current = parent.completion_handler
+    if current is not None and current is parent.__dict__.get("_rondo_gateway_router"):
+        return
+
+    async def routed(ref: Any, argument: Any, context: Any) -> Any:
+        return await _complete_routed(parent, current, ref, argument, context)
+
+    parent.__dict__["_rondo_gateway_router"] = routed  # as _mounts keeps its table
+    parent.completion(routed)
 
 
 def _mounts(parent: Server) -> dict[str, Mount]:
@@ -195,6 +235,8 @@ def _mounts(parent: Server) -> dict[str, Mount]:
 def _child_lifespan(child: Server) -> Any:
     async def child_lifespan(parent: Server) -> AsyncIterator[dict[str, Any]]:
         async with child.started() as values:
+            if child.completion_handler is not None:  # a proxy's, installed as it connects
+                _route_completions(parent)
             yield dict(values)
 
     child_lifespan.__name__ = f"{child.name}_lifespan"
