@@ -29,7 +29,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
 from run import (  # noqa: E402
     ADD_PARAMS,
@@ -44,7 +44,7 @@ from run import (  # noqa: E402
     wrk_numbers,
 )
 
-from authserver.fixture import AuthServer  # noqa: E402
+from tests.authserver.fixture import AuthServer  # noqa: E402
 
 
 def wait_ready(port: int, proc: subprocess.Popen[Any], token: str | None) -> None:

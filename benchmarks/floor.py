@@ -9,7 +9,7 @@ target's figure is also reported as a fraction of this one, measured in the same
 server stack: what the framework costs above the bytes.
 
 Its answers to `add` and to both legs are the rondo fixture's, less what sealing adds (held so
-by `tests/test_inprocess_driver.py`): the same question, and the `_meta.serverInfo` the
+by `tests/project/test_inprocess_driver.py`): the same question, and the `_meta.serverInfo` the
 2026-07-28 spec says servers SHOULD put on every result. A floor that answered with fewer bytes
 would count their encoding and the client's parse as framework work: on stdio those 70 bytes
 moved the floor itself by about 6% (`benchmarks/README.md`).

@@ -19,10 +19,10 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from authserver.fixture import AuthServer  # noqa: E402
 from rondo.client import Client, LoopbackRedirect, MemoryTokenStore, OAuth  # noqa: E402
+from tests.authserver.fixture import AuthServer  # noqa: E402
 
 
 def browser(visits: list[str]):

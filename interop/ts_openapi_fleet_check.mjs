@@ -1,5 +1,5 @@
 // The official TypeScript client (@modelcontextprotocol/client 2.4.0, pinned) calling tools that
-// rondo.openapi generated from a real FastAPI app (tests/openapi_app.py, served on loopback),
+// rondo.openapi generated from a real FastAPI app (tests/helpers/openapi_app.py, served on loopback),
 // on a fleet of two `rondo run --worker-id` workers sharing RONDO_STATE_KEYS. The client's fetch
 // sends each tools/call to the next worker in turn (a round-robin balancer), so a confirmed
 // DELETE's two rounds land on two workers; the Rondo-Worker header proves which.
@@ -25,16 +25,17 @@ function start(args, env, label) {
 async function main() {
   const apiPort = await freePort();
   const api = `http://127.0.0.1:${apiPort}`;
-  const children = [start([path.join(ROOT, 'tests', 'openapi_app.py'), String(apiPort)], {}, 'api')];
+  const children = [start([path.join(ROOT, 'tests', 'helpers', 'openapi_app.py'), String(apiPort)], {}, 'api')];
   const keys = `k1:${randomBytes(32).toString('base64url')}`;
   const workers = [];
   try {
     await waitForHttp(`${api}/openapi.json`, children[0]);
     for (const id of ['wa', 'wb']) {
       const port = await freePort();
-      const child = start(['-m', 'rondo', 'run', path.join(ROOT, 'tests', 'openapi_fleet_app.py'),
+      const child = start(['-m', 'rondo', 'run', path.join(ROOT, 'tests', 'helpers', 'openapi_fleet_app.py'),
         '--http', `127.0.0.1:${port}`, '--worker-id', id, '--fleet'],
-      { OPENAPI_API_URL: api, RONDO_STATE_KEYS: keys }, id);
+      // the app imports tests.helpers.openapi_app: the repo root goes on its path
+      { OPENAPI_API_URL: api, RONDO_STATE_KEYS: keys, PYTHONPATH: ROOT }, id);
       children.push(child);
       workers.push({ id, url: `http://127.0.0.1:${port}/mcp`, child });
     }

@@ -93,7 +93,7 @@ setup_interop_node() {
 
 setup_openapi_peers() {
   # Real OpenAPI documents nobody here wrote (GitHub's REST description, @octokit/openapi,
-  # pinned): tests/test_openapi_github.py and benchmarks/openapi_build.py read them.
+  # pinned): tests/openapi/test_openapi_github.py and benchmarks/openapi_build.py read them.
   local dir=tests/peers/openapi want stamp
   want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
   stamp="$dir/node_modules/.lock.sha256"
@@ -106,7 +106,7 @@ setup_openapi_peers() {
 
 setup_browser_peer() {
   # The pinned playwright-core that drives Debian's Chromium through `rondo dev`'s page
-  # (tests/test_cli_dev_browser.py); it downloads no browser of its own.
+  # (tests/cli/test_cli_dev_browser.py); it downloads no browser of its own.
   local dir=tests/peers/browser want stamp
   want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
   stamp="$dir/node_modules/.lock.sha256"
@@ -117,8 +117,8 @@ setup_browser_peer() {
   fi
 }
 
-# Debian packages the integration tier starts on loopback ports (tests/fleet_parts.py,
-# tests/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
+# Debian packages the integration tier starts on loopback ports (tests/helpers/fleet_parts.py,
+# tests/helpers/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
 # quiet because an install failed. Only `--python` (the fast tier) skips them.
 component_works() {  # binary version-flag
   local path

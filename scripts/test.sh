@@ -46,7 +46,7 @@ while (( $# )); do
 done
 want() { [[ -z "$only" || "$only" == *",$1,"* ]]; }  # is lane $1 part of this run?
 if (( fast )); then
-  # The fast tier sets up no servers: tests needing one may skip here (tests/components.py),
+  # The fast tier sets up no servers: tests needing one may skip here (tests/helpers/components.py),
   # and the skips are counted in the closing summary. Everywhere else a missing part fails.
   export RONDO_ALLOW_MISSING_COMPONENTS=1
 else

@@ -41,6 +41,6 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def wire_valid() -> Callable[..., None]:
     """`wire_valid(message, era="2026-07-28", method=None)`: assert a message is schema-valid."""
-    from wire_schema import validate
+    from tests.helpers.wire_schema import validate
 
     return validate

@@ -6,8 +6,8 @@ import httpx
 
 from rondo.client import Client, MemoryTokenStore, OAuth, RedirectHandler
 
-sys.path.insert(0, "tests")  # the demo: a real authorization server and a protected server
-from auth_live import protected_world  # noqa: E402
+sys.path.insert(0, ".")  # the demo: a real authorization server and a protected server
+from tests.helpers.auth_live import protected_world  # noqa: E402
 
 visits = []
 

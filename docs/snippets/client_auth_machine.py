@@ -4,8 +4,8 @@ import sys
 
 from rondo.client import Client, ClientCredentials
 
-sys.path.insert(0, "tests")  # the demo: a real authorization server and a protected server
-from auth_live import protected_world  # noqa: E402
+sys.path.insert(0, ".")  # the demo: a real authorization server and a protected server
+from tests.helpers.auth_live import protected_world  # noqa: E402
 
 
 async def main(url: str) -> None:

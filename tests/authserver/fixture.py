@@ -1,6 +1,6 @@
 """A real OAuth authorization server for tests, on a free loopback port.
 
-    from authserver.fixture import AuthServer
+    from tests.authserver.fixture import AuthServer
     with AuthServer.start() as auth:
         auth.issuer                                  # "http://127.0.0.1:PORT"
         token = auth.mint(aud="http://127.0.0.1:8000/mcp", scope="files:read")

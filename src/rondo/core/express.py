@@ -9,7 +9,7 @@ It decides whether it applies *before* running anything and returns None otherwi
 then takes the general path, which gives whatever answer that path gives (errors included), so
 the lane never has to reproduce a refusal it did not make itself. Once the tool has run, every
 outcome (result, `ctx.ask`, `ToolError`, failure) is shaped here by the same helpers the general
-path uses. `tests/test_express.py` holds the two paths to the same bytes.
+path uses. `tests/core/test_express.py` holds the two paths to the same bytes.
 """
 
 from __future__ import annotations

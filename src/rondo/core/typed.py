@@ -12,7 +12,7 @@ it does not know, a retry, a wrong type, a notification) gets None, and the call
 as a dict and takes the usual path, which gives whatever answer that path gives. A tool whose
 arguments msgspec would read differently from JSON than from a decoded dict (a dict with
 integer keys, `msgspec.Raw`, anything with a decode hook) is left out of the union.
-`tests/test_typed_lane.py` holds both lanes to the same bytes.
+`tests/core/test_typed_lane.py` holds both lanes to the same bytes.
 """
 
 from __future__ import annotations

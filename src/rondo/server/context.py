@@ -297,7 +297,7 @@ class Context:
 
     # -- for the framework: how the handler runs, where its questions and notes go --------------
     # What the kernel, the dialects and extensions change on a context, through methods of its
-    # own module (tests/test_layers.py refuses a write to its private slots from anywhere else).
+    # own module (tests/project/test_layers.py refuses a write to its private slots from anywhere else).
 
     def runs_inline(self, loop: asyncio.AbstractEventLoop | None = None,
                     emit: Emit | None = None) -> None:

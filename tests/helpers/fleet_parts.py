@@ -1,0 +1,116 @@
+"""Real parts for fleet tests: rondo workers, nginx and redis-server on loopback ports.
+
+A missing binary fails the test (scripts/setup.sh installs them); nothing here skips.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+APP = Path(__file__).resolve().parent / "fleet_app.py"
+NGINX_DIR = REPO / "deploy" / "nginx"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def need(binary: str) -> str:
+    path = shutil.which(binary) or (f"/usr/sbin/{binary}" if os.path.exists(f"/usr/sbin/{binary}") else None)
+    if path is None:
+        pytest.fail(f"{binary} is not installed: run bash scripts/setup.sh (Debian package)")
+    return path
+
+
+def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"process exited early ({proc.returncode}): {read_err(proc)}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"{url} did not answer in {timeout}s")
+
+
+def read_err(proc: subprocess.Popen[bytes]) -> str:
+    if proc.stderr is None:
+        return ""
+    with contextlib.suppress(Exception):
+        return proc.stderr.read().decode(errors="replace")[-2000:]
+    return ""
+
+
+class Worker:
+    def __init__(self, port: int, proc: subprocess.Popen[bytes], worker_id: str | None) -> None:
+        self.port = port
+        self.proc = proc
+        self.worker_id = worker_id
+        self.url = f"http://127.0.0.1:{port}/mcp"
+
+
+def start_worker(*args: str, port: int | None = None, worker_id: str | None = None,
+                 env: dict[str, str] | None = None, app: Path = APP) -> Worker:
+    port = port or free_port()
+    command = [sys.executable, "-m", "rondo", "run", str(app), "--http", f"127.0.0.1:{port}", *args]
+    if worker_id:
+        command += ["--worker-id", worker_id]
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    return Worker(port, proc, worker_id)
+
+
+def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+@contextlib.contextmanager
+def nginx(workers: list[Worker]) -> Iterator[str]:
+    """nginx with deploy/nginx/nginx.conf and rondo-site.conf as shipped, in front of `workers`."""
+    binary = need("nginx")
+    prefix = Path(tempfile.mkdtemp(prefix="rondo-nginx-"))
+    (prefix / "tmp").mkdir()
+    for name in ("nginx.conf", "rondo-site.conf"):
+        shutil.copy(NGINX_DIR / name, prefix / name)
+    port = free_port()
+    (prefix / "rondo-listen.conf").write_text(f"listen 127.0.0.1:{port};\n")
+    lines = ["upstream rondo_fleet {"]
+    lines += [f"    server 127.0.0.1:{w.port} max_fails=1 fail_timeout=30s;" for w in workers]
+    lines += ["    keepalive 32;", "}"]
+    lines += [f"upstream rondo_{w.worker_id} {{ server 127.0.0.1:{w.port}; }}" for w in workers]
+    (prefix / "rondo-upstreams.conf").write_text("\n".join(lines) + "\n")
+    (prefix / "rondo-sessions.map").write_text(
+        "".join(f'"~^{w.worker_id}\\." rondo_{w.worker_id};\n' for w in workers))
+    proc = subprocess.Popen([binary, "-p", str(prefix), "-c", "nginx.conf", "-e", "stderr"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(proc, signal.SIGQUIT)
+        shutil.rmtree(prefix, ignore_errors=True)
