@@ -1,5 +1,5 @@
 """Shared fixtures. Keep this small: helpers with more logic live in their own module
-(`wire_schema.py`, `redis_server.py`) and tests import them directly."""
+in tests/helpers (`tests.helpers.wire_schema`, `tests.helpers.redis_server`) and tests import them directly."""
 
 from __future__ import annotations
 
