@@ -1,0 +1,79 @@
+"""The upstream declaration (`rondo.auth.facade.Upstream`): what a provider preset builds."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from rondo.auth.facade import Identity, Upstream, UpstreamError, UpstreamTokens, userinfo_identity
+
+
+def declared(**over: Any) -> Upstream:
+    base: dict[str, Any] = {"client_id": "facade", "client_secret": "s3cret",
+                            "authorize_url": "https://idp.example.com/authorize",
+                            "token_url": "https://idp.example.com/token",
+                            "userinfo_url": "https://idp.example.com/me"}
+    return Upstream(**{**base, **over})
+
+
+def test_a_declaration_keeps_its_secret_out_of_repr() -> None:
+    up = declared()
+    assert "s3cret" not in repr(up)
+    tokens = UpstreamTokens(access_token="at-123", refresh_token="rt-456")
+    assert "at-123" not in repr(tokens) and "rt-456" not in repr(tokens)
+
+
+@pytest.mark.parametrize(("over", "match"), [
+    ({"client_id": ""}, "client_id"),
+    ({"client_secret": None}, "needs a client_secret"),
+    ({"token_url": None}, "authorize_url and token_url"),
+    ({"userinfo_url": None}, "userinfo_url or an identity reader"),
+    ({"token_url": "http://idp.example.com/token"}, "https"),
+    ({"scopes": "openid"}, "tuple of strings"),
+    ({"token_auth": "private_key_jwt"}, "unknown token_auth"),
+    ({"timeout": 0}, "timeout"),
+])
+def test_misconfiguration_fails_at_construction(over: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        declared(**over)
+
+
+def test_an_issuer_alone_is_enough_and_discovery_fills_the_endpoints() -> None:
+    up = Upstream(client_id="facade", client_secret="x", issuer="https://sso.example.com/realms/t")
+    filled = up.with_endpoints({"authorization_endpoint": "https://sso.example.com/a",
+                                "token_endpoint": "https://sso.example.com/t",
+                                "userinfo_endpoint": "https://sso.example.com/u",
+                                "revocation_endpoint": 7})
+    assert (filled.authorize_url, filled.token_url, filled.userinfo_url, filled.revocation_url) == (
+        "https://sso.example.com/a", "https://sso.example.com/t", "https://sso.example.com/u", None)
+    explicit = Upstream(client_id="facade", client_secret="x", issuer="https://sso.example.com",
+                        token_url="https://other.example.com/t")
+    assert explicit.with_endpoints({"token_endpoint": "https://sso.example.com/t"}).token_url == (
+        "https://other.example.com/t")
+
+
+class FakeHttp:
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.seen: list[tuple[str, dict[str, str]]] = []
+
+    async def get_json(self, url: str, *, headers: Any = None) -> dict[str, Any]:
+        self.seen.append((url, dict(headers or {})))
+        return self.doc
+
+
+def test_userinfo_identity_reads_the_subject_claim_and_sends_the_upstream_token() -> None:
+    up = declared(subject_claim="id", userinfo_headers={"accept": "application/vnd.github+json"})
+    http = FakeHttp({"id": 42, "login": "octo"})
+    who = asyncio.run(userinfo_identity(http, UpstreamTokens(access_token="gho_x"), up))
+    assert who == Identity(subject="42", claims={"id": 42, "login": "octo"})
+    assert http.seen == [("https://idp.example.com/me", {
+        "accept": "application/vnd.github+json", "authorization": "Bearer gho_x"})]
+
+
+@pytest.mark.parametrize("doc", [{}, {"sub": ""}, {"sub": True}, {"sub": ["a"]}, {"sub": None}])
+def test_userinfo_without_a_usable_subject_is_an_upstream_error(doc: dict[str, Any]) -> None:
+    with pytest.raises(UpstreamError, match="no usable 'sub'"):
+        asyncio.run(userinfo_identity(FakeHttp(doc), UpstreamTokens(access_token="t"), declared()))
