@@ -12,7 +12,8 @@
 
 It is `oauth2-mock-server` (npm, pinned in package.json next to this file, installed by
 scripts/setup.sh) wrapped by server.mjs: OIDC discovery, JWKS, /authorize (auto-approves),
-/token (PKCE; RFC 8707 `resource` becomes `aud`), /register, /introspect, /revoke. Tokens
+/token (PKCE; RFC 8707 `resource` becomes `aud`; RFC 8693 token exchange once `sts(...)` says
+who may), /register, /introspect, /revoke. Tokens
 default to `sub: "alice"`, an hour's lifetime, no `aud` unless given.
 """
 
@@ -93,6 +94,15 @@ class AuthServer:
     def ghost(self, **claims: Any) -> str:
         """A token signed by a key that was never in the JWKS (unknown kid)."""
         return str(self._post("/_control/ghost", {"claims": claims})["token"])
+
+    def sts(self, *, clients: dict[str, str], targets: list[str], expires_in: int = 300) -> None:
+        """Configure RFC 8693 token exchange at /token: who may exchange (client id -> secret)
+        and for which targets (`resource` or `audience` values); resets the exchange count."""
+        self._post("/_control/sts", {"clients": clients, "targets": targets, "expiresIn": expires_in})
+
+    def exchanges(self) -> int:
+        """How many token-exchange requests /token has answered since `sts(...)`."""
+        return int(self._http.get("/_control/sts").json()["exchanges"])
 
     def revoke(self, token: str) -> None:
         self._http.post("/revoke", data={"token": token}).raise_for_status()

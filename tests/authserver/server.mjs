@@ -7,10 +7,17 @@
 //   POST /_control/mint   {claims?, expiresIn?, kid?}  -> {token}   (claims override defaults)
 //   POST /_control/rotate {}                           -> {kid}     (new key, signs from now on)
 //   POST /_control/ghost  {claims?}                    -> {token}   (signed by a key not in the JWKS)
+//   POST /_control/sts    {clients, targets, expiresIn?} -> {}      (configure token exchange)
+// RFC 8693 token exchange at /token (grant_type urn:ietf:params:oauth:grant-type:token-exchange),
+// for the clients and targets (resource or audience values) set through /_control/sts: the
+// subject_token must be one of this AS's own live access tokens; the issued token keeps its
+// `sub` and scope (narrowed by `scope`), names the target in `aud` and the client in `act`.
+// Every exchange is counted: GET /_control/sts -> {exchanges}.
 // Usage: node server.mjs [port]; prints one JSON line {"issuer": ...} once listening.
 import { OAuth2Server, Events } from 'oauth2-mock-server';
 import { createLocalJWKSet, jwtVerify, generateKeyPair, SignJWT } from 'jose';
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 
 const port = Number(process.argv[2] ?? 0);
 const server = new OAuth2Server();
@@ -84,8 +91,76 @@ async function verifyOwn(token) {
   return payload;
 }
 
+// Token exchange (RFC 8693): which clients may exchange, for which targets.
+const sts = { clients: {}, targets: [], expiresIn: 300, exchanges: 0 };
+const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS = 'urn:ietf:params:oauth:token-type:access_token';
+
+function clientOf(req, body) {
+  const header = req.headers.authorization ?? '';
+  if (header.startsWith('Basic ')) {
+    const [id, secret] = Buffer.from(header.slice(6), 'base64').toString('utf8').split(':').map(decodeURIComponent);
+    return { id, secret };
+  }
+  return { id: body.client_id, secret: body.client_secret };
+}
+
+async function exchange(req, res, body) {
+  sts.exchanges += 1;
+  const oauthError = (status, error, error_description) => {
+    res.setHeader('cache-control', 'no-store');
+    return send(res, status, { error, error_description });
+  };
+  const client = clientOf(req, body);
+  if (!client.id || sts.clients[client.id] === undefined || sts.clients[client.id] !== client.secret) {
+    return oauthError(401, 'invalid_client', 'client authentication failed');
+  }
+  if (typeof body.subject_token !== 'string' || body.subject_token_type !== ACCESS) {
+    return oauthError(400, 'invalid_request', 'subject_token and an access_token subject_token_type are required');
+  }
+  if (body.actor_token !== undefined) return oauthError(400, 'invalid_request', 'actor tokens are not supported here');
+  let subject;
+  try {
+    if (revoked.has(body.subject_token)) throw new Error('revoked');
+    subject = await verifyOwn(body.subject_token);
+  } catch {
+    return oauthError(400, 'invalid_grant', 'the subject token is not valid');
+  }
+  const target = body.resource ?? body.audience;
+  if (typeof target !== 'string' || !sts.targets.includes(target)) {
+    return oauthError(400, 'invalid_target', 'the requested target is not allowed');
+  }
+  const granted = new Set(String(subject.scope ?? '').split(' ').filter(Boolean));
+  const scope = typeof body.scope === 'string'
+    ? body.scope.split(' ').filter((s) => granted.has(s)).join(' ')
+    : [...granted].join(' ');
+  const token = await server.issuer.buildToken({
+    kid: signingKid,
+    expiresIn: sts.expiresIn,
+    scopesOrTransform: (header, payload) => {
+      payload.sub = subject.sub;
+      payload.aud = target;
+      payload.scope = scope;
+      payload.client_id = client.id;
+      payload.act = { sub: client.id };
+      payload.jti = randomUUID();
+    },
+  });
+  res.setHeader('cache-control', 'no-store');
+  return send(res, 200, { access_token: token, issued_token_type: ACCESS, token_type: 'Bearer',
+                          expires_in: sts.expiresIn, scope });
+}
+
 async function control(req, res, url) {
+  if (req.method === 'GET' && url.pathname === '/_control/sts') return send(res, 200, { exchanges: sts.exchanges });
   const body = await parsedForm(req);
+  if (url.pathname === '/_control/sts') {
+    sts.clients = body.clients ?? {};
+    sts.targets = body.targets ?? [];
+    sts.expiresIn = body.expiresIn ?? 300;
+    sts.exchanges = 0;
+    return send(res, 200, {});
+  }
   if (url.pathname === '/_control/mint') {
     const kid = body.kid ?? signingKid;
     const token = await server.issuer.buildToken({
@@ -119,7 +194,19 @@ async function control(req, res, url) {
 const handler = async (req, res) => {
   const url = new URL(req.url, 'http://localhost');
   try {
-    if (req.method === 'POST' && url.pathname.startsWith('/_control/')) return await control(req, res, url);
+    if (url.pathname.startsWith('/_control/')) return await control(req, res, url);
+    if (req.method === 'POST' && url.pathname === '/token') {
+      // Read the form once; a token exchange is answered here, any other grant is replayed
+      // to oauth2-mock-server's own token endpoint unchanged.
+      const chunks = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const raw = Buffer.concat(chunks);
+      const form = (req.headers['content-type'] ?? '').includes('json') ? {} : Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+      if (form.grant_type === EXCHANGE) return await exchange(req, res, form);
+      const replay = Readable.from([raw]);
+      Object.assign(replay, { headers: req.headers, method: req.method, url: req.url });
+      return builtinHandler(replay, res);
+    }
     if (req.method === 'POST' && (url.pathname === '/revoke' || url.pathname === '/introspect')) {
       const body = await parsedForm(req);
       if (url.pathname === '/revoke') {

@@ -26,6 +26,11 @@ _EXPORTS = {
     "VerifierUnavailable": "rondo.auth.errors",
     "JwtVerifier": "rondo.auth.jwt_verifier",
     "IntrospectionVerifier": "rondo.auth.introspection",
+    "TokenExchange": "rondo.auth.exchange",
+    "ExchangedToken": "rondo.auth.exchange",
+    "TokenExchangeError": "rondo.auth.exchange",
+    "ExchangeRefused": "rondo.auth.exchange",
+    "ExchangeUnavailable": "rondo.auth.exchange",
 }
 
 if TYPE_CHECKING:
@@ -33,6 +38,11 @@ if TYPE_CHECKING:
     from .errors import InvalidToken as InvalidToken
     from .errors import TokenVerifier as TokenVerifier
     from .errors import VerifierUnavailable as VerifierUnavailable
+    from .exchange import ExchangedToken as ExchangedToken
+    from .exchange import ExchangeRefused as ExchangeRefused
+    from .exchange import ExchangeUnavailable as ExchangeUnavailable
+    from .exchange import TokenExchange as TokenExchange
+    from .exchange import TokenExchangeError as TokenExchangeError
     from .introspection import IntrospectionVerifier as IntrospectionVerifier
     from .jwt_verifier import JwtVerifier as JwtVerifier
     from .principal import Principal as Principal

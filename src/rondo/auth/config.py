@@ -142,6 +142,7 @@ class ResourceServer:
             log.debug("rondo.auth: token refused: no sub and no client_id")
             raise InvalidToken("The access token names no subject or client")
         principal.widen_scopes(self.expand)  # a frozenset of its scopes
+        principal.hold_token(token)  # for RFC 8693 exchange (`rondo.auth.TokenExchange`) only
         cache.put(digest, principal, float(getattr(self.verifier, "cache_ttl", 0.0)))
         return principal
 

@@ -7,6 +7,7 @@ request state to the caller.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 
@@ -19,7 +20,7 @@ class Principal:
     """
 
     __slots__ = ("subject", "client_id", "scopes", "issuer", "expires_at", "claims", "binding",
-                 "_effective")
+                 "_effective", "_token")
 
     def __init__(
         self,
@@ -42,6 +43,9 @@ class Principal:
         who = f"sub:{subject}" if subject else f"client:{client_id or ''}"
         self.binding = f"{issuer or ''} {who}"
         self._effective: frozenset[str] = frozenset(scopes)
+        # The bearer token this principal was verified from (set by `ResourceServer`), kept for
+        # RFC 8693 exchange only: no attribute, repr or error shows it (`bearer_of`).
+        self._token: str | None = None
 
     @classmethod
     def from_claims(cls, claims: Mapping[str, Any]) -> Principal:
@@ -62,6 +66,11 @@ class Principal:
         """What the token grants, with the resource server's scope hierarchy applied (once,
         when the token is verified)."""
         self._effective = expand(self._effective)
+
+    def hold_token(self, token: str) -> None:
+        """Remember the bearer token this principal was verified from (`ResourceServer` does,
+        once); only `bearer_of` reads it back, for token exchange."""
+        self._token = token
 
     def has_scopes(self, needed: frozenset[str] | set[str] | tuple[str, ...]) -> bool:
         """True if the token grants every scope in `needed` (scope hierarchy applied)."""
@@ -106,3 +115,15 @@ def principal_of(ctx: Any) -> str | None:
     """
     auth = getattr(ctx, "auth", None)
     return auth.binding if isinstance(auth, Principal) else None
+
+
+# The principal an outbound call is made for: `rondo.proxy` sets it while it relays a request,
+# so an upstream's `httpx.Auth` (`TokenExchange.upstream_auth`) knows whose token to exchange.
+CALLER: ContextVar[Principal | None] = ContextVar("rondo_auth_caller", default=None)
+
+
+def bearer_of(principal: Principal) -> str | None:
+    """The bearer token `principal` was verified from (None: not verified from one). For
+    `rondo.auth.TokenExchange`, which sends it to the STS as `subject_token`; never send it
+    anywhere else (the spec forbids passing a client's token on)."""
+    return principal._token

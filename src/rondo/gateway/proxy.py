@@ -28,6 +28,7 @@ import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from ..auth.principal import CALLER, Principal
 from ..client import Client, ClientError, PendingCall, RequestTimeout
 from ..client.types import CallToolResult, GetPromptResult, ReadResourceResult
 from ..mrtr.result import InputRequired
@@ -62,7 +63,7 @@ class Upstream:
     """The proxy's link to one upstream: its client, its identity, and the relay of one round."""
 
     def __init__(self, target: str | Sequence[str], *, headers: Mapping[str, str] | None,
-                 timeout: float, protocol: str | None) -> None:
+                 timeout: float, protocol: str | None, auth: Any = None) -> None:
         if isinstance(target, str):
             if not target.startswith(("http://", "https://")):
                 raise ValueError("an upstream is an http(s) URL or a command line (a list of "
@@ -79,6 +80,9 @@ class Upstream:
         self.target = target
         self.kind = kind
         self.headers = dict(headers or {})
+        if auth is not None and kind != "url":
+            raise ValueError("upstream_auth= is for an http(s) upstream")
+        self.auth = auth  # an httpx.Auth (TokenExchange.upstream_auth, ClientCredentials)
         self.timeout = float(timeout)
         self.protocol = protocol
         # Who the sealed state names: a digest, so no internal URL or command reaches a client.
@@ -92,7 +96,8 @@ class Upstream:
     def make_client(self) -> Client:
         return Client(
             self.target, protocol=self.protocol, name="rondo-proxy",
-            headers=self.headers or None, timeout=self.timeout, max_timeout=self.timeout,
+            headers=self.headers or None, auth=self.auth, timeout=self.timeout,
+            max_timeout=self.timeout,
             probe_timeout=self.timeout,
             # Declared so the upstream may ask; the proxy's own admission checks each question
             # against what the downstream client declared (-32021) before relaying it.
@@ -131,6 +136,8 @@ class Upstream:
             meta[LOG_LEVEL] = ctx.log_level
         sent = {**params, "_meta": meta}
         relaying = _RELAYING.set(ctx)
+        # Whom this request is relayed for: `upstream_auth` exchanges that caller's token.
+        caller = CALLER.set(ctx.auth if isinstance(ctx.auth, Principal) else None)
         try:
             pending = PendingCall(method=method, params=sent,
                                   request_state=None if state is None else state.get("s"))
@@ -146,6 +153,7 @@ class Upstream:
             log.warning("upstream %s: %s: %s", self.identity, type(exc).__name__, exc)
             raise McpError(UNAVAILABLE, "upstream unavailable") from None
         finally:
+            CALLER.reset(caller)
             _RELAYING.reset(relaying)
         if isinstance(result, PendingCall):
             return InputRequired(result.input_requests,
@@ -212,13 +220,16 @@ def proxy(
     headers: Mapping[str, str] | None = None,
     timeout: float = 30.0,
     upstream_protocol: str | None = None,
+    upstream_auth: Any = None,
     **server_options: Any,
 ) -> Server:
     """A `rondo.Server` serving `upstream` (an http(s) URL, or a command line as a list).
 
     `headers` are the proxy's own credentials for the upstream (never the client's);
     `timeout` bounds each upstream request, in seconds; `upstream_protocol` pins the era spoken
-    upstream (default: negotiated). Other keywords go to `rondo.Server` (`state=`, `auth=`...);
+    upstream (default: negotiated); `upstream_auth` is an `httpx.Auth` for an http(s)
+    upstream: `rondo.auth.TokenExchange.upstream_auth(...)` sends each relayed request with
+    its caller's exchanged token (RFC 8693). Other keywords go to `rondo.Server` (`state=`, `auth=`...);
     a proxy needs a state policy, so `state=None` is refused. The upstream is connected when the
     server's lifespan starts (`run_http`, `rondo run`, `async with server.started()`), and a
     failure to connect fails the start.
@@ -226,7 +237,8 @@ def proxy(
     if server_options.get("state", ...) is None:
         raise ValueError("a proxy seals the upstream's request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
-    link = Upstream(upstream, headers=headers, timeout=timeout, protocol=upstream_protocol)
+    link = Upstream(upstream, headers=headers, timeout=timeout, protocol=upstream_protocol,
+                    auth=upstream_auth)
     server = Server(name, **server_options)
 
     @server.lifespan
