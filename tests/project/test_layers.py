@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1].parent / "src"
 RANK = {"wire": 0, "kinds": 1, "state": 1, "mrtr": 2, "auth": 2, "server": 3, "userstate": 3,
         "core": 4, "legacy": 5, "skills": 5, "events": 5, "transport": 6, "client": 7, "fleet": 7, "openapi": 7,
-        "tasks": 8, "gateway": 8}
+        "tasks": 8, "gateway": 8, "apps": 8}
 SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
              ("rondo.server.server", "rondo.transport.stdio"),
              # `Server.core` builds the kernel that follows it (`Server.on_change`), lazily.
