@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ import pytest
 import rondo
 from rondo.apps import EXTENSION, LEGACY_RESOURCE_URI, MIME_TYPE, Apps, AppsError, Csp
 from rondo.apps.client import AppsClient, read_view, tool_view
+from rondo.apps import page
 from tests.helpers.helpers_core import Client as Raw
 from tests.helpers.wire_schema import validate
 
@@ -461,3 +465,96 @@ def test_the_client_names_unknown_views_and_tools() -> None:
         asyncio.run(go("tool"))
     with pytest.raises(AppsError, match="fixed ui:// URI"):
         asyncio.run(go("uri"))
+
+
+# -- the authoring helper -----------------------------------------------------------------------
+
+NODE = shutil.which("node")
+WIRING_SCRIPT = """
+view.onInput((args) => record("input", args));
+view.onResult((result) => {
+  record("result", view.data(result));
+  record("late-input", null);
+  view.onInput((args) => record("input-again", args));  // set late: called at once
+  view.call("price", {item: "tea"}).then((r) => {
+    record("called", view.text(r));
+    return view.call("nope");
+  }).catch((e) => record("error", [e.code, e.message]));
+});
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node")
+def test_the_built_in_wiring_speaks_the_extensions_protocol(tmp_path: Path) -> None:
+    page_file = tmp_path / "page.html"
+    page_file.write_text(page(title="Orders", body="<div id='t'></div>", script=WIRING_SCRIPT))
+    run = subprocess.run([NODE, str(Path(__file__).with_name("wiring_host.mjs")), str(page_file)],
+                         capture_output=True, text=True, timeout=60, check=True)
+    seen = json.loads(run.stdout)
+    posted = seen["posted"]
+    assert posted[0] == {"jsonrpc": "2.0", "id": 1, "method": "ui/initialize", "params": {
+        "protocolVersion": "2026-01-26", "appInfo": {"name": "rondo-view", "version": "1.0.0"},
+        "appCapabilities": {}}}
+    assert posted[1] == {"jsonrpc": "2.0", "method": "ui/notifications/initialized", "params": {}}
+    assert posted[2] == {"jsonrpc": "2.0", "method": "ui/notifications/size-changed",
+                         "params": {"width": 321, "height": 200}}
+    assert posted[3] == {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "price", "arguments": {"item": "tea"}}}
+    assert posted[4] == {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                         "params": {"name": "nope", "arguments": {}}}
+    assert posted[5:] == [
+        {"jsonrpc": "2.0", "id": 99, "result": {}},
+        {"jsonrpc": "2.0", "id": 100, "result": {}},
+        {"jsonrpc": "2.0", "id": 101, "error": {"code": -32601, "message": "Method not found"}}]
+    assert seen["events"] == [
+        ["input", {"item": "tea"}],  # the stranger's forged input never arrived
+        ["result", {"rows": [{"id": 1}]}],
+        ["late-input", None],
+        ["input-again", {"item": "tea"}],
+        ["called", "3 EUR"],
+        ["error", [-32602, "Unknown tool: nope"]]]
+    assert seen["origins"] == ["*"]
+
+
+def test_page_renders_one_self_contained_document_that_registers_as_a_view() -> None:
+    apps = rondo.Server("s").extension(Apps())
+    html = page(title="A <b> title", body="<form id='f'></form>", style="body{margin:0}",
+                script="view.onResult(() => {});")
+    assert html.startswith("<!doctype html>") and "<title>A &lt;b&gt; title</title>" in html
+    assert "src=" not in html and "<style>body{margin:0}</style>" in html
+    assert apps.view("ui://form", html=html).html == html
+
+
+def test_page_with_the_official_sdk_by_url_needs_its_origin_declared() -> None:
+    sdk = "https://cdn.example.com/ext-apps@2.0.4/app-with-deps.js"
+    html = page(script="view.onInput(() => {});", sdk=sdk)
+    assert f'import {{ App }} from "{sdk}";' in html and "new App(appInfo" in html
+    apps = rondo.Server("s").extension(Apps())
+    with pytest.raises(AppsError, match="loads from https://cdn.example.com, which the view "
+                                        "does not declare"):
+        apps.view("ui://sdk", html=html)
+    declared = apps.view("ui://sdk", html=html,
+                         csp=Csp(resource_domains=("https://cdn.example.com",)))
+    assert declared.meta.csp is not None
+
+
+def test_page_with_the_official_sdk_inlined_loads_nothing() -> None:
+    bundle = "var McpApps = (() => { class App {} return {App, s: '</script>'}; })();"
+    html = page(script="", sdk_script=bundle)
+    assert "<\\/script>'" in html and "const { App } = McpApps;" in html
+    assert rondo.Server("s").extension(Apps()).view("ui://inl", html=html).html == html
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"script": "x = '</script><script>alert(1)'"}, "must not contain '</script'"),
+    ({"style": "</style><script>"}, "must not contain"),
+    ({"sdk": "javascript:alert(1)"}, "sdk must be an http"),
+    ({"sdk": "https://a.example/x.js\"onload=\"x"}, "sdk must be an http"),
+    ({"sdk": "https://a.example/x.js", "sdk_script": "McpApps"}, "not both"),
+    ({"sdk_script": "window.App = 1"}, "global McpApps"),
+    ({"title": 3}, "title must be a str"),
+])
+def test_page_refuses_what_would_break_out_of_the_page(options: dict[str, Any],
+                                                       message: str) -> None:
+    with pytest.raises(AppsError, match=message):
+        page(**options)

@@ -15,7 +15,7 @@ PUBLIC = {
         "ToolError", "ToolResult", "auth", "content", "elicit", "gateway", "kinds", "legacy",
         "middleware", "paths", "proxy", "roots", "sampling", "state", "tasks", "testing"},
     "rondo.apps": {"EXTENSION", "LEGACY_RESOURCE_URI", "MAX_BYTES", "MIME_TYPE", "Apps",
-        "AppsError", "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "supports"},
+        "AppsError", "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "page", "supports"},
     "rondo.auth": {"IntrospectionVerifier", "InvalidToken", "JwtVerifier", "Principal",
         "ResourceServer", "TokenVerifier", "VerifierUnavailable", "principal_of"},
     "rondo.cli": {"load_server", "main"},

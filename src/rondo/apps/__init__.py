@@ -21,7 +21,8 @@ from .meta import (
     ViewMeta,
     supports,
 )
+from .pages import page
 from .view import MAX_BYTES, View
 
 __all__ = ["EXTENSION", "LEGACY_RESOURCE_URI", "MAX_BYTES", "MIME_TYPE", "Apps", "AppsError",
-           "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "supports"]
+           "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "page", "supports"]
