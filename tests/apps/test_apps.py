@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 
 import rondo
-from rondo.apps import EXTENSION, LEGACY_RESOURCE_URI, MIME_TYPE, Apps, AppsError, Csp
+from rondo.apps import EXTENSION, LEGACY_RESOURCE_URI, MIME_TYPE, Apps, AppsError, Csp, page
 from rondo.apps.client import AppsClient, read_view, tool_view
-from rondo.apps import page
 from tests.helpers.helpers_core import Client as Raw
 from tests.helpers.wire_schema import validate
 
