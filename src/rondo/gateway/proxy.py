@@ -38,6 +38,7 @@ from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
 from ..wire.meta import CLIENT_CAPABILITIES, LOG_LEVEL, LOG_LEVEL_RANK, PROGRESS_TOKEN
+from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
 
 log = logging.getLogger("rondo.gateway")
 
@@ -102,7 +103,7 @@ class Upstream:
             # Declared so the upstream may ask; the proxy's own admission checks each question
             # against what the downstream client declared (-32021) before relaying it.
             on_elicit=_refuse, on_sample=_refuse, on_roots=_refuse, elicit_modes=("form", "url"),
-            on_notification=self._heard,
+            on_notification=self._heard, extensions=[TaskPassThrough()],
         )
 
     def _heard(self, message: Mapping[str, Any]) -> None:
@@ -131,7 +132,8 @@ class Upstream:
         # it asks only what the client declared, as it would if called directly.
         declared = ctx.client_capabilities or {}
         meta: dict[str, Any] = {CLIENT_CAPABILITIES: {
-            kind: declared[kind] for kind in _INPUT_KINDS if kind in declared}}
+            **{kind: declared[kind] for kind in _INPUT_KINDS if kind in declared},
+            **upstream_capabilities(declared)}}
         if ctx.log_level is not None:  # 2026-07-28 upstream: log at the client's own level
             meta[LOG_LEVEL] = ctx.log_level
         sent = {**params, "_meta": meta}
@@ -240,6 +242,7 @@ def proxy(
     link = Upstream(upstream, headers=headers, timeout=timeout, protocol=upstream_protocol,
                     auth=upstream_auth)
     server = Server(name, **server_options)
+    server.extension(TaskRelay(link))
 
     @server.lifespan
     async def connect(_: Server) -> AsyncIterator[None]:

@@ -1,0 +1,241 @@
+"""Tasks through the proxy: the upstream's `io.modelcontextprotocol/tasks`, relayed.
+
+`TaskRelay` is the extension a proxy installs for its upstream. It is advertised only while the
+upstream advertises tasks. Its `tools/call` wrap lets a call whose client declared tasks come
+back as the upstream's task (`resultType: "task"`), under a proxy task id; `tasks/get`,
+`tasks/update` and `tasks/cancel` take that id, check it, and are relayed upstream with the
+upstream's own id.
+
+A proxy task id keeps no memory: it is `t1.<upstream id>.<key id>.<mac>`, where the MAC (the
+proxy's `StatePolicy` keys) binds the upstream's id to this upstream and to the principal the
+proxy authenticated. Any replica with the keys serves it; another principal's id, another
+upstream's, or an edited one is refused -32602 exactly as an unknown id is, and never reaches
+the upstream.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextvars
+import hmac
+import logging
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..client import ClientError, RequestTimeout
+from ..server.method import Handler, Method, Wrap
+from ..state.policy import anonymous
+from ..wire.era import MODERN
+from ..wire.errors import McpError, invalid_params, missing_capability
+
+if TYPE_CHECKING:
+    from ..client import Client
+    from ..client.session import ResultHandler
+    from ..core.core import Core
+    from ..server.request import Request
+    from ..server.server import Server
+    from .proxy import Upstream
+
+log = logging.getLogger("rondo.gateway")
+
+UNAVAILABLE = -32603
+# The extension's wire names, spelled here: the gateway relays tasks, it does not run them, so
+# it needs nothing of rondo's own tasks package (which a proxy never imports).
+EXTENSION = "io.modelcontextprotocol/tasks"
+NOT_FOUND = "Failed to retrieve task: Task not found"
+_PREFIX = "t1"
+_MAX_ID = 512  # a proxy task id longer than this is not one of ours
+_MODERN = frozenset({MODERN})
+
+
+class _Caught:
+    """Where the upstream's task lands while one relayed `tools/call` runs."""
+
+    __slots__ = ("task",)
+
+    def __init__(self) -> None:
+        self.task: dict[str, Any] | None = None
+
+
+_CATCH: contextvars.ContextVar[_Caught | None] = contextvars.ContextVar(
+    "rondo_proxy_task", default=None)
+
+
+class TaskPassThrough:
+    """The upstream client's half: takes `resultType: "task"` (declared per request only when
+    the downstream client declared tasks) and hands the task to the relaying `tools/call`."""
+
+    name = EXTENSION
+    capability: Mapping[str, Any] = {}
+
+    def __init__(self) -> None:
+        self.result_types: Mapping[str, ResultHandler] = {"task": self._caught}
+
+    @staticmethod
+    async def _caught(client: Client, method: str, params: dict[str, Any],
+                      result: dict[str, Any]) -> dict[str, Any]:
+        caught = _CATCH.get()
+        if caught is None or method != "tools/call":
+            # An upstream that answers a task to a request that did not declare tasks.
+            raise ClientError(f"upstream answered {method} with a task it was not offered")
+        caught.task = result
+        # A placeholder the wrap replaces with the task (the tool's shaping never reaches
+        # the client).
+        return {"content": [], "resultType": "complete"}
+
+
+def declares_tasks(capabilities: Mapping[str, Any] | None) -> bool:
+    extensions = (capabilities or {}).get("extensions")
+    return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
+
+
+def upstream_capabilities(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """The extensions part of what a relayed request tells the upstream: tasks, when this
+    request's client declared them (the upstream then may answer with a task)."""
+    return {"extensions": {EXTENSION: {}}} if declares_tasks(declared) else {}
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class TaskRelay:
+    """The upstream's tasks extension, served by the proxy (see the module docstring)."""
+
+    name = EXTENSION
+
+    def __init__(self, link: Upstream) -> None:
+        self.link = link
+        self.server: Server | None = None
+
+    # -- the Extension protocol --------------------------------------------------------------
+
+    def attach(self, server: Server) -> None:
+        self.server = server
+
+    def active(self) -> bool:
+        client = self.link.client
+        if client is None or client.era != MODERN:
+            return False
+        offers = (client.server_capabilities or {}).get("extensions")
+        return isinstance(offers, Mapping) and isinstance(offers.get(EXTENSION), Mapping)
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None:
+        return {} if self.active() else None
+
+    def methods(self) -> Iterable[Method]:
+        return [Method(method, self._relay_method, _MODERN, suspends=_always, name_field="taskId")
+                for method in ("tasks/get", "tasks/update", "tasks/cancel")]
+
+    def wraps(self) -> Iterable[Wrap]:
+        return [Wrap("tools/call", self._tools_call, tools=lambda _tool: self.active(),
+                     suspends=_always)]
+
+    # -- ids -----------------------------------------------------------------------------------
+
+    def _principal(self, core: Core, req: Request) -> str:
+        ctx = core.modern.context(core, req)
+        policy = core.server.state_policy
+        principal = anonymous(ctx) if policy is None else policy.principal_of(ctx)
+        return "" if principal is None else "p:" + principal
+
+    def _mac(self, key: Any, kid: str, upstream_id: str, principal: str) -> bytes:
+        message = "\n".join(("rondo-proxy-task", kid, self.link.identity, upstream_id,
+                             principal))
+        return bytes(key.mac(message.encode()))[:20]
+
+    def _keyring(self, core: Core) -> Any:
+        policy = core.server.state_policy
+        if policy is None:  # proxy() refuses state=None; a hand-built server may not
+            raise McpError(UNAVAILABLE, "the proxy has no state policy to bind task ids with")
+        return policy.keyring
+
+    def wrap_id(self, core: Core, req: Request, upstream_id: str) -> str:
+        keyring = self._keyring(core)
+        mac = self._mac(keyring.signing_key, keyring.signing_id, upstream_id,
+                        self._principal(core, req))
+        return ".".join((_PREFIX, _b64(upstream_id.encode()), keyring.signing_id, _b64(mac)))
+
+    def unwrap_id(self, core: Core, req: Request, task_id: Any) -> str:
+        """The upstream's id inside a proxy task id this principal holds, else -32602."""
+        if not isinstance(task_id, str) or not task_id:
+            raise invalid_params("taskId must be a non-empty string")
+        parts = task_id.split(".") if len(task_id) <= _MAX_ID else []
+        try:
+            if len(parts) != 4 or parts[0] != _PREFIX:
+                raise ValueError("not a proxy task id")
+            upstream_id = _unb64(parts[1]).decode()
+            mac = _unb64(parts[3])
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            raise invalid_params(NOT_FOUND) from None
+        key = self._keyring(core).lookup(parts[2])
+        if key is None or not hmac.compare_digest(
+                mac, self._mac(key, parts[2], upstream_id, self._principal(core, req))):
+            raise invalid_params(NOT_FOUND)  # another's, another upstream's, or edited: unknown
+        return upstream_id
+
+    # -- rows ----------------------------------------------------------------------------------
+
+    async def _tools_call(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        if not declares_tasks(req.env.capabilities):
+            return await call_next(core, req)
+        caught = _Caught()
+        token = _CATCH.set(caught)
+        try:
+            result = await call_next(core, req)
+        finally:
+            _CATCH.reset(token)
+        task = caught.task
+        if task is None:
+            return result
+        return self._rewritten(core, req, task, "task")
+
+    def _rewritten(self, core: Core, req: Request, task: Mapping[str, Any],
+                   result_type: str) -> dict[str, Any]:
+        upstream_id = task.get("taskId")
+        if not isinstance(upstream_id, str) or not upstream_id:
+            raise McpError(UNAVAILABLE, "upstream answered a task without a taskId")
+        out = {key: value for key, value in task.items() if key != "requestState"}
+        out["taskId"] = self.wrap_id(core, req, upstream_id)
+        out["resultType"] = result_type
+        return out
+
+    async def _relay_method(self, core: Core, req: Request) -> dict[str, Any]:
+        if not declares_tasks(req.env.capabilities):
+            raise missing_capability({"extensions": {EXTENSION: {}}})
+        client = self.link.client
+        if client is None or not self.active():
+            raise McpError(-32601, f"Method not found: {req.method}")
+        upstream_id = self.unwrap_id(core, req, req.params.get("taskId"))
+        params: dict[str, Any] = {"taskId": upstream_id}
+        if req.method == "tasks/update":
+            responses = req.params.get("inputResponses")
+            if not isinstance(responses, Mapping):
+                raise invalid_params("inputResponses must be an object")
+            params["inputResponses"] = dict(responses)
+        try:
+            result = await client.request(req.method, params)
+        except McpError as exc:
+            if exc.code == -32602:
+                raise invalid_params(NOT_FOUND) from None
+            raise McpError(exc.code, exc.message) from None
+        except RequestTimeout:
+            raise McpError(UNAVAILABLE, f"upstream did not answer within {self.link.timeout:g} s"
+                           ) from None
+        except (ClientError, OSError) as exc:
+            log.warning("upstream %s: %s: %s", self.link.identity, type(exc).__name__, exc)
+            raise McpError(UNAVAILABLE, "upstream unavailable") from None
+        if req.method != "tasks/get":
+            return {}  # update and cancel: the empty ack
+        out = self._rewritten(core, req, result, "complete")
+        out["taskId"] = req.params["taskId"]  # the id as the client holds it (any key of ours)
+        return out
+
+
+def _always(core: Core, params: Mapping[str, Any]) -> bool:
+    return True
