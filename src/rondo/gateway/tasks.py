@@ -23,6 +23,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..auth.principal import CALLER, Principal
 from ..client import ClientError, RequestTimeout
 from ..server.method import Handler, Method, Wrap
 from ..state.policy import anonymous
@@ -218,6 +219,8 @@ class TaskRelay:
             if not isinstance(responses, Mapping):
                 raise invalid_params("inputResponses must be an object")
             params["inputResponses"] = dict(responses)
+        # Whom it is relayed for: `upstream_auth` exchanges that caller's token (as for calls).
+        caller = CALLER.set(req.auth if isinstance(req.auth, Principal) else None)
         try:
             result = await client.request(req.method, params)
         except McpError as exc:
@@ -230,6 +233,8 @@ class TaskRelay:
         except (ClientError, OSError) as exc:
             log.warning("upstream %s: %s: %s", self.link.identity, type(exc).__name__, exc)
             raise McpError(UNAVAILABLE, "upstream unavailable") from None
+        finally:
+            CALLER.reset(caller)
         if req.method != "tasks/get":
             return {}  # update and cancel: the empty ack
         out = self._rewritten(core, req, result, "complete")
