@@ -38,6 +38,8 @@ async def main() -> None:
         assert linked.meta.csp is not None
         assert linked.meta.csp.connect_domains == ("https://api.example.com",)
         assert linked.meta.prefers_border is True
+        # The policy a host puts on the view's frame: only what the view declared.
+        assert "connect-src 'self' https://api.example.com;" in linked.meta.policy()
         assert [t.name for t in await host.list_tools()] == ["list_orders", "refresh_orders"]
         assert (await host.call_tool("refresh_orders")).text == "reloaded"  # a view's call
 

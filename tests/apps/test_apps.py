@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rondo
 from rondo.apps import EXTENSION, LEGACY_RESOURCE_URI, MIME_TYPE, Apps, AppsError, Csp, page
@@ -288,6 +290,36 @@ def test_an_app_only_tool_keeps_its_scopes_over_http() -> None:
     assert refused.status_code == 403 and "admin:write" in refused.headers["www-authenticate"]
 
 
+def test_a_view_tool_goes_through_server_middleware_and_can_run_as_a_task() -> None:
+    seen: list[str] = []
+
+    async def audit(request: Any, call_next: Any) -> Any:
+        result = await call_next(request)
+        seen.append(f"{request.method} {request.name}")
+        return result
+
+    server = rondo.Server("mw", middleware=[audit], state=rondo.StatePolicy(secret=b"k" * 32))
+    apps = server.extension(Apps())
+    view = apps.view("ui://report", html=PAGE)
+
+    @apps.tool(view=view, visibility=["app"], task="optional")
+    async def rebuild(ctx: rondo.Context) -> str:
+        """Rebuild the report (the view's button; long)."""
+        await ctx.start_task("rebuilding")
+        return "rebuilt"
+
+    statuses: list[str] = []
+
+    async def go() -> Any:
+        tasks = rondo.tasks.TasksClient(on_status=lambda task: statuses.append(task["status"]))
+        async with rondo.Client(server, tasks=tasks, extensions=[AppsClient()]) as client:
+            return await client.call_tool("rebuild")
+
+    assert asyncio.run(go()).text == "rebuilt"
+    assert statuses[0] == "working" and statuses[-1] == "completed"
+    assert "tools/call rebuild" in seen
+
+
 # -- bad input ----------------------------------------------------------------------------------
 
 
@@ -557,3 +589,96 @@ def test_page_refuses_what_would_break_out_of_the_page(options: dict[str, Any],
                                                        message: str) -> None:
     with pytest.raises(AppsError, match=message):
         page(**options)
+
+
+# -- against the extension's own schema (the ext-apps package's schema.json) ----------------------
+
+EXT_SCHEMA = (Path(__file__).resolve().parents[2] / "interop" / "node_modules" / "@modelcontextprotocol"
+              / "ext-apps" / "dist" / "src" / "generated" / "schema.json")
+needs_schema = pytest.mark.skipif(not EXT_SCHEMA.is_file(), reason="interop/node_modules not set up")
+
+
+def ext_valid(definition: str, value: Any) -> None:
+    from jsonschema import Draft202012Validator
+
+    document = json.loads(EXT_SCHEMA.read_text())
+    schema = {**document, "$ref": f"#/$defs/{definition}"}
+    errors = [e.message for e in Draft202012Validator(schema).iter_errors(value)]
+    assert errors == [], f"{definition}: {errors}"
+
+
+@needs_schema
+def test_the_metadata_rondo_sends_is_valid_for_the_extensions_schema() -> None:
+    server, _ = serve()
+    raw = Raw(server, caps=UI_CAPS)
+    for tool in raw.result("tools/list")["tools"]:
+        if "_meta" in tool:
+            ext_valid("McpUiToolMeta", tool["_meta"]["ui"])
+    [listed] = raw.result("resources/list")["resources"]
+    ext_valid("McpUiResourceMeta", listed["_meta"]["ui"])
+    [item] = raw.result("resources/read", {"uri": "ui://orders/table"})["contents"]
+    ext_valid("McpUiResourceMeta", item["_meta"]["ui"])
+    ext_valid("McpUiClientCapabilities", AppsClient().capability)
+
+
+@needs_schema
+@pytest.mark.skipif(NODE is None, reason="needs node")
+def test_what_the_built_in_wiring_sends_is_valid_for_the_extensions_schema(tmp_path: Path) -> None:
+    page_file = tmp_path / "page.html"
+    page_file.write_text(page(script=WIRING_SCRIPT))
+    run = subprocess.run([NODE, str(Path(__file__).with_name("wiring_host.mjs")), str(page_file)],
+                         capture_output=True, text=True, timeout=60, check=True)
+    posted = json.loads(run.stdout)["posted"]
+    kinds = {"ui/initialize": "McpUiInitializeRequest",
+             "ui/notifications/initialized": "McpUiInitializedNotification",
+             "ui/notifications/size-changed": "McpUiSizeChangedNotification"}
+    checked = []
+    for message in posted:
+        if message.get("method") in kinds:
+            ext_valid(kinds[message["method"]],
+                      {k: v for k, v in message.items() if k in ("method", "params")})
+            checked.append(message["method"])
+    assert checked == list(kinds)
+
+
+# -- the policy a host builds ---------------------------------------------------------------------
+
+
+def test_the_policy_is_the_extensions_default_without_a_csp_and_the_declared_origins_with_one(
+) -> None:
+    from rondo.apps import ViewMeta
+
+    assert ViewMeta().policy() == (
+        "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; "
+        "object-src 'none'; base-uri 'self'")
+    declared = ViewMeta(csp=Csp(connect_domains=("wss://live.example",),
+                                resource_domains=("https://*.cdn.example",),
+                                frame_domains=("https://www.youtube.com",)))
+    assert declared.policy() == (
+        "default-src 'none'; script-src 'self' 'unsafe-inline' https://*.cdn.example; "
+        "style-src 'self' 'unsafe-inline' https://*.cdn.example; "
+        "connect-src 'self' wss://live.example; img-src 'self' data: https://*.cdn.example; "
+        "font-src 'self' https://*.cdn.example; media-src 'self' data: https://*.cdn.example; "
+        "frame-src https://www.youtube.com; object-src 'none'; base-uri 'self'")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(codec="ascii"), max_size=40)
+                | st.from_regex(r"\A(https?|wss?)://[a-z0-9.*-]{1,30}(:[0-9]{1,6})?\Z"),
+                max_size=4))
+def test_no_csp_entry_can_add_a_directive_or_a_keyword(entries: list[str]) -> None:
+    from rondo.apps import ViewMeta
+
+    try:
+        csp = Csp(connect_domains=tuple(entries))
+    except AppsError:
+        return
+    policy = ViewMeta(csp=csp).policy()
+    directives = [d.split(" ") for d in policy.split("; ")]
+    assert [d[0] for d in directives] == [
+        "default-src", "script-src", "style-src", "connect-src", "img-src", "font-src",
+        "media-src", "frame-src", "object-src", "base-uri"]
+    connect = directives[3][1:]
+    assert connect == ["'self'", *entries]
+    assert all("'" not in e and ";" not in e and "," not in e and " " not in e for e in entries)

@@ -153,6 +153,32 @@ class ViewMeta:
         if self.prefers_border is not None and not isinstance(self.prefers_border, bool):
             raise AppsError(f"prefersBorder must be a bool, got {self.prefers_border!r}")
 
+    def policy(self) -> str:
+        """The Content-Security-Policy a host puts on this view's frame, built as the extension
+        says: its restrictive default when the view declares no `csp`, else the declared
+        origins and nothing more (no frames, no plugins, base URI 'self' unless declared)."""
+        csp = self.csp
+        if csp is None:
+            return ("default-src 'none'; script-src 'self' 'unsafe-inline'; "
+                    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                    "media-src 'self' data:; connect-src 'none'; frame-src 'none'; "
+                    "object-src 'none'; base-uri 'self'")
+
+        res = csp.resource_domains
+        directives = (
+            ("default-src", ("'none'",)),
+            ("script-src", ("'self'", "'unsafe-inline'", *res)),
+            ("style-src", ("'self'", "'unsafe-inline'", *res)),
+            ("connect-src", ("'self'", *csp.connect_domains)),
+            ("img-src", ("'self'", "data:", *res)),
+            ("font-src", ("'self'", *res)),
+            ("media-src", ("'self'", "data:", *res)),
+            ("frame-src", csp.frame_domains or ("'none'",)),
+            ("object-src", ("'none'",)),
+            ("base-uri", csp.base_uri_domains or ("'self'",)),
+        )
+        return "; ".join(" ".join((name, *sources)) for name, sources in directives)
+
     def wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.csp is not None:

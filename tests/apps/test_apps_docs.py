@@ -1,0 +1,38 @@
+"""docs/apps.md's JavaScript (the Vite project of its bundler section) stays true: each ```js
+block is a file under docs/snippets/ (its first line names it), equal to it, and parses as an
+ES module in Node. The Python blocks are run by tests/docs/test_docs.py; the Vite build itself
+is not run (rondo's tests do not install Vite: see the page's limits)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOCK = re.compile(r"^```js\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+HEADER = re.compile(r"^// file: (\S+)\n")
+BLOCKS = BLOCK.findall((ROOT / "docs" / "apps.md").read_text())
+NODE = shutil.which("node")
+
+
+def test_the_page_has_its_javascript_blocks() -> None:
+    assert len(BLOCKS) == 2
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.split("\n", 1)[0])
+def test_each_javascript_block_is_its_file_and_parses(block: str, tmp_path: Path) -> None:
+    header = HEADER.match(block)
+    assert header is not None, "a ```js block must start with // file: <path>"
+    path = ROOT / header.group(1)
+    assert path.read_text() == block
+    if NODE is None:
+        pytest.skip("needs node")
+    module = tmp_path / "block.mjs"
+    module.write_text(block)
+    checked = subprocess.run([NODE, "--check", str(module)], capture_output=True, text=True,
+                             timeout=60)
+    assert checked.returncode == 0, checked.stderr
