@@ -90,8 +90,19 @@ def test_tools_carry_the_link_nested_and_flat_and_app_only_visibility() -> None:
     assert "_meta" not in tools["plain"]
 
 
-def test_a_client_without_the_extension_gets_working_tools_and_no_app_only_ones() -> None:
+def test_a_client_without_the_extension_gets_working_tools() -> None:
     server, _ = serve()
+    plain = Raw(server, caps={})
+    listed = plain.result("tools/list")
+    assert names(listed) == ["orders", "refresh", "plain"]  # one list for everyone
+    assert listed["cacheScope"] == server.list_cache_scope
+    result = plain.tool("orders", {"status": "done"})
+    assert result["content"][0]["type"] == "text"
+    assert '"status":"done"' in result["content"][0]["text"].replace(" ", "")
+
+
+def test_hide_app_only_keeps_app_only_tools_from_clients_without_the_extension() -> None:
+    server, _ = serve(hide_app_only=True)
     plain = Raw(server, caps={})
     listed = plain.result("tools/list")
     assert names(listed) == ["orders", "plain"]
@@ -106,16 +117,11 @@ def test_a_client_without_the_extension_gets_working_tools_and_no_app_only_ones(
 
 def test_without_app_only_tools_the_list_is_not_made_private() -> None:
     server = rondo.Server("apps-public")
-    apps = server.extension(Apps())
+    apps = server.extension(Apps(hide_app_only=True))
     view = apps.view("ui://v", html=PAGE)
     apps.tool(lambda: "x", view=view, name="shown", description="d")
     listed = Raw(server, caps={}).result("tools/list")
     assert names(listed) == ["shown"] and listed["cacheScope"] == server.list_cache_scope
-
-
-def test_hide_app_only_false_lists_everything_to_everyone() -> None:
-    server, _ = serve(hide_app_only=False)
-    assert names(Raw(server, caps={}).result("tools/list")) == ["orders", "refresh", "plain"]
 
 
 def _legacy(server: rondo.Server, caps: dict[str, Any]) -> Any:
@@ -146,7 +152,7 @@ def _legacy(server: rondo.Server, caps: dict[str, Any]) -> Any:
 
 
 def test_the_2025_era_advertises_links_and_serves_the_view_and_its_calls() -> None:
-    server, _ = serve()
+    server, _ = serve(hide_app_only=True)
     answers = _legacy(server, UI_CAPS)
     assert answers["initialize"]["result"]["capabilities"]["extensions"] == {EXTENSION: {}}
     assert names(answers["tools/list2"]["result"]) == ["orders", "refresh", "plain"]

@@ -2,10 +2,10 @@
 
 It serves views as `ui://` resources of the extension's MIME type (the `_meta.ui` metadata on
 both the listing and the content item, since hosts read one or the other), links tools to them
-(`_meta.ui` and the flat legacy key), advertises `extensions["io.modelcontextprotocol/ui"]`,
-and wraps `tools/list` only to keep tools meant for views alone (`visibility: ["app"]`) out of
-the list of a client that did not declare the extension: such a client cannot know to hide
-them from its model. A view's own calls are ordinary `tools/call`: nothing here touches them.
+(`_meta.ui` and the flat legacy key) and advertises `extensions["io.modelcontextprotocol/ui"]`.
+With `hide_app_only=True` it also wraps `tools/list`, to keep tools meant for views alone
+(`visibility: ["app"]`) out of the list of a client that did not declare the extension. A
+view's own calls are ordinary `tools/call`: nothing here touches them.
 """
 
 from __future__ import annotations
@@ -48,13 +48,15 @@ class Apps:
 
     - `hide_app_only`: leave tools whose visibility lacks "model" out of `tools/list` for a
       client that did not declare the extension (their calls are still answered). The list
-      then depends on the caller, so it is marked `cacheScope: "private"` when such tools exist.
+      then depends on the caller, so it is marked `cacheScope: "private"` when such tools
+      exist. Off by default: an intermediary that does not declare the extension (a proxy, a
+      gateway, an inspector) would lose those tools, and the views behind it their calls.
     - `max_bytes`: the default size limit of a view's HTML.
     """
 
     name = EXTENSION
 
-    def __init__(self, *, hide_app_only: bool = True, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(self, *, hide_app_only: bool = False, max_bytes: int = MAX_BYTES) -> None:
         self.hide_app_only = bool(hide_app_only)
         self.max_bytes = max_bytes
         self.views: dict[str, View] = {}
