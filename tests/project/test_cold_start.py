@@ -26,6 +26,7 @@ HEAVY = (
     "rondo.state", "rondo.tasks", "rondo.core.tracing", "rondo.transport.stdio_loop",
     "rondo.transport.http", "rondo.kinds.sampling", "rondo.kinds.roots", "rondo.auth",
     "rondo.client", "rondo.middleware", "rondo.server.content_types", "rondo.apps",
+    "importlib.metadata",  # entry points are read only when a tool uses an option (`task=`)
 )
 
 SERVER = textwrap.dedent(

@@ -26,8 +26,7 @@ SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
 # Names only for type checkers (under TYPE_CHECKING): what a registry API is typed with.
 TYPE_ONLY = {("rondo.server.server", "rondo.core.core"),  # `Server.core -> Core`
              ("rondo.server.method", "rondo.core.core"),  # a handler is `(core, request)`
-             ("rondo.server.middleware", "rondo.core.middleware"),  # it takes a `RequestView`
-             ("rondo.client.session", "rondo.tasks.client")}  # what `client.task()` returns
+             ("rondo.server.middleware", "rondo.core.middleware")}  # it takes a `RequestView`
 # Climbs known and waiting to be removed (the split of `server/` in issue 36 laid bare ten; all
 # are gone). The set may only shrink: a test below holds that every entry is still a real climb.
 PENDING: set[tuple[str, str]] = set()
@@ -169,10 +168,9 @@ def test_the_resolver_sees_a_module_that_is_gone(tmp_path: Path) -> None:
                      "rondo.legacy.a:4 imports rondo.<beyond the top>.mrtr.ask"]
 
 
-# The tables of bundled defaults, loaded by name only when an option asks for them.
-BUNDLED_TABLES = {"rondo.server.bundled", "rondo.client.bundled"}
-# Names for type checkers only: what `client.task()` and `client.start_tool()` return.
-TASKS_TYPE_ONLY = {("rondo.client.session", "rondo.tasks.client")}
+# The one module outside `tasks/` allowed to name it: the top-level package's list of public
+# subpackages (`rondo.tasks` as an attribute, for type checkers). It exports, never installs.
+PUBLIC_EXPORT = ["rondo:43 imports rondo.tasks"]
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -185,31 +183,75 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _is_tasks(target: str) -> bool:
+    return target == "rondo.tasks" or target.startswith("rondo.tasks.")
+
+
 def names_of_tasks(root: Path = SRC / "rondo") -> list[str]:
-    """Layer modules outside `tasks/` that import the tasks extension or name its package in
-    code (documentation may speak of it). Allowed: the tables of bundled defaults, and the
-    type-only names above; the public face above the layers (`rondo call`) is a user of
-    `rondo.tasks` like any other."""
+    """Every module outside `tasks/` (layers, CLI and public face alike) that imports the tasks
+    extension (`import rondo.tasks`, `from ..tasks import x`, `from rondo import tasks`, under
+    TYPE_CHECKING or in a function) or names its package in a string (`"rondo.tasks:Tasks"`,
+    `import_module("rondo.tasks")`); documentation may speak of it. The default is installed
+    through the `rondo.tool_options` / `rondo.client_halves` entry points (pyproject.toml)."""
     found = []
     for path in sorted(root.rglob("*.py")):
         module = _module_name(path)
-        if _layer(module) in (None, "tasks") or module in BUNDLED_TABLES:
+        if _is_tasks(module):
             continue
-        found += [f"{module}:{line} imports {target}"
-                  for target, line, _, typing in typed_imports_of(path)
-                  if (target == "rondo.tasks" or target.startswith("rondo.tasks."))
-                  and not (typing and (module, target) in TASKS_TYPE_ONLY)]
+        for target, line, _, _ in typed_imports_of(path):
+            if _is_tasks(target):
+                found.append(f"{module}:{line} imports {target}")
         tree = ast.parse(path.read_text())
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        for node in ast.walk(tree):  # `from rondo import tasks`, `from . import tasks`
+            if isinstance(node, ast.ImportFrom):
+                base = (".".join(package.split(".")[: len(package.split(".")) - (node.level - 1)])
+                        if node.level else "")
+                base = ".".join(p for p in (base, node.module or "") if p)
+                found += [f"{module}:{node.lineno} imports {base}.{alias.name}" for alias in node.names
+                          if _is_tasks(f"{base}.{alias.name}") and not _is_tasks(base)]
         docs = _docstrings(tree)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
                     and "rondo.tasks" in node.value):
                 found.append(f"{module}:{node.lineno} names rondo.tasks ({node.value[:40]!r})")
-    return found
+    return sorted(found)
 
 
 def test_no_module_outside_tasks_names_it() -> None:
-    assert names_of_tasks() == []
+    # Issue 36: tasks is installed only through the seam (entry points, `tool_options`,
+    # `context_calls`, `Wrap`, the client halves); nothing outside its package names it.
+    assert names_of_tasks() == PUBLIC_EXPORT
+
+
+def test_the_tasks_checker_sees_every_way_of_naming_it(tmp_path: Path) -> None:
+    pkg = tmp_path / "rondo" / "server"
+    pkg.mkdir(parents=True)
+    (tmp_path / "rondo" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (tmp_path / "rondo" / "tasks").mkdir()
+    (tmp_path / "rondo" / "tasks" / "__init__.py").write_text("import rondo.server\n")
+    (pkg / "a.py").write_text(
+        '"""Docs may say rondo.tasks."""\n'
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from ..tasks.client import TaskHandle\n"
+        "def f():\n"
+        "    from rondo import tasks\n"
+        "    import importlib\n"
+        "    return importlib.import_module('rondo.tasks')\n"
+        "DEFAULT = 'rondo.tasks:Tasks'\n"
+    )
+    global SRC
+    saved, SRC = SRC, tmp_path
+    try:
+        found = names_of_tasks(tmp_path / "rondo")
+    finally:
+        SRC = saved
+    assert found == ["rondo.server.a:4 imports rondo.tasks.client",
+                     "rondo.server.a:6 imports rondo.tasks",
+                     "rondo.server.a:8 names rondo.tasks ('rondo.tasks')",
+                     "rondo.server.a:9 names rondo.tasks ('rondo.tasks:Tasks')"]
 
 
 # -- no module writes another's private fields ---------------------------------------------------

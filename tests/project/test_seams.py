@@ -238,7 +238,7 @@ def test_the_core_follows_the_registry_through_change_events() -> None:
     assert not core.express  # a replacing row owns every call
 
 
-def test_a_task_option_installs_its_bundled_extension_only_when_used() -> None:
+def test_a_task_option_installs_its_default_extension_only_when_used() -> None:
     plain = rondo.Server("plain")
 
     @plain.tool
@@ -253,9 +253,83 @@ def test_a_task_option_installs_its_bundled_extension_only_when_used() -> None:
     def slow(a: int) -> int:
         return a
 
-    tasked.settle()
+    tasked.settle()  # the default comes from the `rondo.tool_options` entry point (pyproject)
     assert list(tasked.extensions) == ["io.modelcontextprotocol/tasks"]
     assert set(tasked.context_calls) == {"start_task"}
+    assert type(tasked.extensions["io.modelcontextprotocol/tasks"]).__module__ == "rondo.tasks.extension"
+
+
+class OwnTasks:
+    """An extension of its own that says it serves the `task` option."""
+
+    name = "example.com/own-tasks"
+    tool_options = ("task",)
+
+    def methods(self) -> list[Method]:
+        return []
+
+    def capability(self, server: Any) -> None:
+        return None
+
+
+def test_an_installed_extension_serving_the_option_keeps_the_default_out() -> None:
+    server = rondo.Server("own")
+    server.extension(OwnTasks())
+
+    @server.tool(task="required")
+    def slow(a: int) -> int:
+        return a
+
+    server.settle()
+    assert list(server.extensions) == ["example.com/own-tasks"]
+
+
+def test_an_option_no_package_serves_fails_at_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rondo.server import defaults
+
+    monkeypatch.setattr(defaults, "GROUP", "rondo.test.nothing_registered_here")
+    server = rondo.Server("orphan")
+
+    @server.tool(task="optional")
+    def slow(a: int) -> int:
+        return a
+
+    with pytest.raises(RuntimeError, match=r"tool 'slow' uses task=, which no installed extension serves"):
+        server.core  # noqa: B018 (building the kernel settles the server)
+
+
+def test_plain_servers_and_clients_read_no_package_metadata() -> None:
+    # The seam costs nothing unused: entry points are read only when an option or half is asked for.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, asyncio, rondo\n"
+        "server = rondo.Server('plain')\n"
+        "@server.tool\n"
+        "def add(a: int, b: int) -> int:\n"
+        "    return a + b\n"
+        "server.settle(); server.core\n"
+        "async def main():\n"
+        "    async with rondo.Client(server) as client:\n"
+        "        return (await client.call_tool('add', {'a': 1, 'b': 2})).structured_content\n"
+        "print(asyncio.run(main()), 'importlib.metadata' in sys.modules)\n"
+    )
+    from tests.helpers.measure import unmeasured_env
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=unmeasured_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "False"]
+
+
+def test_client_halves_load_through_their_entry_point() -> None:
+    from rondo.client.halves import client_half
+
+    half = client_half("tasks")
+    assert half.__name__ == "rondo.tasks.client"
+    with pytest.raises(RuntimeError, match=r"no package registers a client half named 'nope'"):
+        client_half("nope")
 
 
 def run_core(core: Any, message: dict[str, Any]) -> dict[str, Any]:

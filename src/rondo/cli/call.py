@@ -245,13 +245,13 @@ def cli_message(exc: BaseException) -> str:
 
 async def _run(args: argparse.Namespace, arguments: Json, headers: Json,
                handler: Callable[[ElicitRequest], Json], interrupts: Interrupts | None = None) -> int:
+    from rondo.client.halves import client_half
     from rondo.client.session import Client
-    from rondo.tasks.client import TasksClient
 
     if interrupts is not None:
         interrupts.task, interrupts.loop = asyncio.current_task(), asyncio.get_running_loop()
     show = Progress(sys.stderr)
-    tasks = TasksClient(on_status=task_status(sys.stderr))
+    tasks = client_half("tasks").TasksClient(on_status=task_status(sys.stderr))
     level = None if args.log_level == "off" else args.log_level
     async with Client(_target(args.target), protocol=args.protocol, name="rondo-call",
                       on_elicit=handler, elicit_modes=("form", "url"), headers=headers or None,

@@ -112,13 +112,13 @@ class Bridge:
         return answer
 
     def _client_for(self, target: Any) -> Any:
+        from ..client.halves import client_half
         from ..client.session import Client
-        from ..tasks.client import TasksClient
 
         return Client(target, name="rondo-dev", on_elicit=self._elicit, on_sample=self._sample,
                       on_roots=self._roots, elicit_modes=("form", "url"), timeout=None,
                       log_level="info", on_notification=self._notified,
-                      tasks=TasksClient(on_status=self._task_status),
+                      tasks=client_half("tasks").TasksClient(on_status=self._task_status),
                       auth=self.auth if isinstance(target, str) else None)
 
     async def swap(self, target: Any) -> None:

@@ -67,7 +67,7 @@ from rondo.wire.meta import (
 )
 
 if TYPE_CHECKING:
-    from rondo.tasks.client import TaskHandle
+    from .handle import TaskHandle
 
 log = logging.getLogger("rondo.client")
 _T = TypeVar("_T")
@@ -154,9 +154,9 @@ class Client:
         tracing: bool = False,
     ) -> None:
         if tasks:
-            from .bundled import bundled
+            from .halves import client_half
 
-            extensions = [*extensions, tasks if not isinstance(tasks, bool) else bundled("tasks").TasksClient()]
+            extensions = [*extensions, tasks if not isinstance(tasks, bool) else client_half("tasks").TasksClient()]
         self.tasks = tasks is not False  # the tasks extension (docs/tasks.md) was asked for
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {log_level!r} (one of {', '.join(LOG_LEVELS)})")
@@ -579,17 +579,17 @@ class Client:
     def task(self, task_id: str) -> TaskHandle:
         """A handle on a task by id (one this client started, or another process): poll,
         update, cancel or wait for it."""
-        from .bundled import bundled
+        from .halves import client_half
 
-        handle: TaskHandle = bundled("tasks").TaskHandle(self, task_id)
+        handle: TaskHandle = client_half("tasks").TaskHandle(self, task_id)
         return handle
 
     async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> TaskHandle | CallToolResult:
         """Call a tool without following a task: its MRTR rounds are answered by the handlers,
         then a `TaskHandle` comes back if the server made a task (else the ordinary result)."""
-        from .bundled import bundled
+        from .halves import client_half
 
-        started: TaskHandle | CallToolResult = await bundled("tasks").start_tool(self, name, arguments)
+        started: TaskHandle | CallToolResult = await client_half("tasks").start_tool(self, name, arguments)
         return started
 
     @overload

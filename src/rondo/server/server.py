@@ -485,13 +485,12 @@ class Server:
         return events.emit(name, data, **options)
 
     def settle(self) -> None:
-        """Install the bundled extension of every tool option a tool uses and no installed
-        extension serves (`task=` -> the tasks extension, in-memory store). Serving does this
-        when it starts, so `server.extension(...)` may come after the tools; the fleet does it
-        before asking extensions whether they can run as many workers."""
-        from .bundled import bundled_for
+        """Install the default extension (`server/defaults.py`) of every tool option a tool uses
+        and no installed extension serves. Serving does this when it starts, so `server.extension(...)`
+        may come after the tools; the fleet does it before asking extensions about workers."""
+        from .defaults import defaults_for
 
-        for extension in bundled_for(self):
+        for extension in defaults_for(self):
             self.extension(extension)
 
     def on_change(self, listener: Callable[[str, Any], None]) -> None:

@@ -75,6 +75,7 @@ class Tasks:
     """
 
     name = EXTENSION
+    tool_options = ("task",)  # `@server.tool(task=...)`: `Server.settle()` sees it is served
 
     def __init__(
         self,
