@@ -4,7 +4,8 @@
 # Installs what it needs, once per lock change: interop/node_modules with `npm ci --ignore-scripts`
 # (@modelcontextprotocol/client and /server 2.4.0, /node 2.1.2, /ext-tasks 0.2.2, zod, the Inspector
 # CLI mcpdo from @modelcontextprotocol/inspector 2.12.0, which needs Node >= 22.19), and mcp==2.3.0 in its own
-# venv at .cache/interop-mcp-venv (never in rondo's). Node: the cached Node 22 from
+# venv at .cache/interop-mcp-venv (never in rondo's); for the gateway peers, server-everything
+# (interop/everything/) and fastmcp==4.1.6 (.cache/interop-fastmcp-venv). Node: the cached Node 22 from
 # scripts/setup.sh when present, else any Node >= 20 on PATH.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +33,25 @@ if ! "$MCP_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.
   rm -rf "$MCP_VENV"
   "$(command -v python3.11 || command -v python3)" -m venv "$MCP_VENV" &&
     "$MCP_VENV/bin/python" -m pip install -q --disable-pip-version-check "$MCP_PIN" || { say "pip install $MCP_PIN failed"; exit 1; }
+fi
+
+# The gateway peers (interop/gateway_peers_check.py): server-everything pinned in its own
+# interop/everything/package.json (its SDK 1.x tree apart from the 2.x peers), FastMCP pinned in
+# its own venv at .cache/interop-fastmcp-venv (never in rondo's).
+FASTMCP_PIN="fastmcp==4.1.6"
+FASTMCP_VENV="$ROOT/.cache/interop-fastmcp-venv"
+want="$(hash_of interop/everything/package.json interop/everything/package-lock.json)"
+stamp=interop/everything/node_modules/.lock.sha256
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+  say "npm ci --ignore-scripts in interop/everything/"
+  (cd interop/everything && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null) || { say "npm ci (everything) failed"; exit 1; }
+  echo "$want" >"$stamp"
+fi
+if ! "$FASTMCP_VENV/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("fastmcp") != sys.argv[1])' "${FASTMCP_PIN#fastmcp==}" 2>/dev/null; then
+  say "installing $FASTMCP_PIN into $FASTMCP_VENV"
+  rm -rf "$FASTMCP_VENV"
+  "$(command -v python3.11 || command -v python3)" -m venv "$FASTMCP_VENV" &&
+    "$FASTMCP_VENV/bin/python" -m pip install -q --disable-pip-version-check "$FASTMCP_PIN" || { say "pip install $FASTMCP_PIN failed"; exit 1; }
 fi
 
 passed=0
@@ -66,6 +86,11 @@ check ts-openapi-fleet node interop/ts_openapi_fleet_check.mjs
 # and the Inspector CLI listing the same skills
 check ts-skills-client node interop/ts_skills_client_check.mjs
 check inspector-skills "$RONDO_PY" interop/inspector_skills_check.py --node "$(command -v node)"
+
+# rondo proxy in front of upstreams nobody here wrote (server-everything, an official Python SDK
+# server, a FastMCP server), walked by the TS client, the Python client, mcpdo and rondo.Client
+# on both downstream eras
+check gateway-peers "$RONDO_PY" interop/gateway_peers_check.py
 
 echo "interop: $passed passed, $failed failed"
 (( failed == 0 ))
