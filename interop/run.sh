@@ -2,7 +2,7 @@
 # Every interop check against the official SDK peers (pinned versions); non-zero on any failure.
 #   bash interop/run.sh
 # Installs what it needs, once per lock change: interop/node_modules with `npm ci --ignore-scripts`
-# (@modelcontextprotocol/client and /server 2.4.0, /node 2.1.2, /ext-tasks 0.2.2, zod, the Inspector
+# (@modelcontextprotocol/client and /server 2.4.0, /node 2.1.2, /ext-tasks 0.2.2, /ext-apps 2.0.4, zod, the Inspector
 # CLI mcpdo from @modelcontextprotocol/inspector 2.12.0, which needs Node >= 22.19), and mcp==2.3.0 in its own
 # venv at .cache/interop-mcp-venv (never in rondo's); for the gateway peers, server-everything
 # (interop/everything/) and fastmcp==4.1.6 (.cache/interop-fastmcp-venv). Node: the cached Node 22 from
@@ -91,6 +91,13 @@ check inspector-skills "$RONDO_PY" interop/inspector_skills_check.py --node "$(c
 # server, a FastMCP server), walked by the TS client, the Python client, mcpdo and rondo.Client
 # on both downstream eras
 check gateway-peers "$RONDO_PY" interop/gateway_peers_check.py
+
+# MCP Apps: the official TypeScript client with ext-apps 2.0.4's constants and schemas reading
+# rondo's views on both eras, and the Inspector CLI reading the same views
+check ts-apps-client node interop/ts_apps_client_check.mjs
+check inspector-apps "$RONDO_PY" interop/inspector_apps_check.py --node "$(command -v node)"
+# and rondo's client half reading views from a server built with ext-apps' registerAppTool
+check rondo-client-ts-apps-server "$RONDO_PY" interop/rondo_apps_check.py --node "$(command -v node)"
 
 echo "interop: $passed passed, $failed failed"
 (( failed == 0 ))

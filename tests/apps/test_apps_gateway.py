@@ -17,7 +17,7 @@ from rondo.apps import Apps, AppsError
 from rondo.apps.client import AppsClient, tool_view
 from rondo.gateway import mount
 
-UPSTREAM = Path(__file__).resolve().parents[1] / "helpers" / "apps_stdio_server.py"
+UPSTREAM = Path(__file__).resolve().parents[1] / "helpers" / "apps_server.py"
 PAGE = "<!doctype html><html><body>v</body></html>"
 
 

@@ -1,7 +1,11 @@
-"""A small MCP Apps server over stdio (tests/apps: served through `rondo.proxy`): one view with a
-CSP, a tool rendering in it, an app-only tool, and an app-only tool that asks the user."""
+"""A small MCP Apps server: one view with a CSP, a tool rendering in it, and an app-only tool
+that asks the user. Over stdio for tests/apps (served through `rondo.proxy`); over HTTP with
+`--port N` for the interop checks (interop/ts_apps_client_check.mjs,
+interop/inspector_apps_check.py)."""
 
 from __future__ import annotations
+
+import sys
 
 import rondo
 from rondo import elicit
@@ -9,7 +13,7 @@ from rondo.apps import Apps, Csp
 
 PAGE = "<!doctype html><html><body><p>orders</p></body></html>"
 
-server = rondo.Server("apps-upstream", state=None)
+server = rondo.Server("apps-upstream", state=rondo.StatePolicy(secret=b"apps-interop-" * 3))
 apps = server.extension(Apps())
 table = apps.view("ui://orders/table", html=PAGE,
                   csp=Csp(connect_domains=("https://api.example.com",)), prefers_border=True)
@@ -30,4 +34,7 @@ def confirm(order: int, ctx: rondo.Context) -> str:
 
 
 if __name__ == "__main__":
-    server.run_stdio()
+    if "--port" in sys.argv:
+        server.run_http(port=int(sys.argv[sys.argv.index("--port") + 1]))
+    else:
+        server.run_stdio()
