@@ -11,14 +11,26 @@
 # --through-proxy runs the same scenarios against `rondo proxy http://.../mcp --http PORT` in
 # front of the fixture instead (docs/gateway.md), judged against
 # conformance/expected-failures-proxy-REQ.yaml, results in results/proxy-REQ.
+# --bridge hold|replay (implies --through-proxy) starts the proxy with `--upstream-protocol
+# 2025-11-25 --bridge MODE`: the fixture is then a legacy upstream whose questions reach the
+# runner through the legacy bridge. With --only PREFIX, only the scenarios of the requirement
+# set whose names start with PREFIX run (each with --scenario) and are judged; the bridge lanes
+# run the `input-required-result-` ones, judged against expected-failures-bridge-REQ.yaml,
+# results in results/bridge-MODE-REQ.
 set -uo pipefail
 REQ="${1:?usage: conformance/run-server.sh REQUIREMENTS (e.g. 2026-07-28) [--scored-extension SCENARIO]...}"
 shift
 EXTRA=()
 PROXY=0
+BRIDGE=""
+ONLY=""
 while (( $# )); do
   case "$1" in
     --through-proxy) PROXY=1; shift ;;
+    --bridge) [[ "${2:-}" == hold || "${2:-}" == replay ]] || { echo "conformance: --bridge needs hold or replay" >&2; exit 2; }
+              BRIDGE="$2"; PROXY=1; shift 2 ;;
+    --only) [[ -n "${2:-}" ]] || { echo "conformance: --only needs a scenario name prefix" >&2; exit 2; }
+            ONLY="$2"; shift 2 ;;
     --scored-extension) [[ -n "${2:-}" ]] || { echo "conformance: --scored-extension needs a scenario" >&2; exit 2; }
                         EXTRA+=("$2"); shift 2 ;;
     *) echo "conformance: unknown option $1" >&2; exit 2 ;;
@@ -34,6 +46,13 @@ if (( PROXY )); then
   EXPECTED="conformance/expected-failures-proxy-$REQ.yaml"
   OUT="results/proxy-$REQ"
 fi
+PROXY_ARGS=()
+if [[ -n "$BRIDGE" ]]; then
+  EXPECTED="conformance/expected-failures-bridge-$REQ.yaml"
+  OUT="results/bridge-$BRIDGE-$REQ"
+  PROXY_ARGS=(--upstream-protocol 2025-11-25 --bridge "$BRIDGE")
+fi
+REQUIREMENTS="$(dirname "$RONDO_CONFORMANCE")/../@modelcontextprotocol/conformance/requirements/$REQ.yaml"
 # The runner's own placeholders (their run() returns one SKIPPED check), per requirement set.
 # summarize.py fails a named one that starts checking something, so this list cannot go stale.
 case "$REQ" in
@@ -43,6 +62,11 @@ esac
 # Through the proxy, a relayed call is answered as JSON: the 2025-11-25 SSE polling scenario
 # (pending, not scored) finds no stream to check and skips; named so it fails once it checks.
 if (( PROXY )) && [[ "$REQ" == 2025-11-25 ]]; then PLACEHOLDERS+=(server-sse-polling); fi
+if [[ -n "$ONLY" ]]; then
+  kept=()
+  for name in "${PLACEHOLDERS[@]}"; do [[ "$name" == "$ONLY"* ]] && kept+=("$name"); done
+  PLACEHOLDERS=("${kept[@]}")
+fi
 [[ -f conformance/server.py ]] || { echo "conformance: conformance/server.py is missing" >&2; exit 1; }
 [[ -x "$RONDO_CONFORMANCE" ]] || { echo "conformance: runner missing, run scripts/setup.sh" >&2; exit 1; }
 [[ -f "$EXPECTED" ]] || { echo "conformance: $EXPECTED is missing" >&2; exit 1; }
@@ -96,7 +120,7 @@ if (( PROXY )); then
   PORT="$("$RONDO_PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
   # The runner calls the proxy as localhost: allow that Host as the fixture does.
   "$RONDO_ROOT/.venv/bin/rondo" proxy "http://127.0.0.1:$UPSTREAM_PORT/mcp" --http "127.0.0.1:$PORT" \
-    >"$OUT/proxy.log" 2>&1 &
+    "${PROXY_ARGS[@]}" >"$OUT/proxy.log" 2>&1 &
   PROXY_PID=$!
   if ! "$RONDO_PY" -c "$READY_PY" "$PORT" "$PROXY_PID"; then
     echo "conformance: rondo proxy failed to start; log:" >&2
@@ -106,9 +130,22 @@ if (( PROXY )); then
 fi
 
 "$RONDO_PY" -c 'import sys; print(f"conformance: runner against http://localhost:{sys.argv[1]}/mcp, requirements {sys.argv[2]} (log: {sys.argv[3]})")' "$PORT" "$REQ" "$OUT/runner.log"
-"$RONDO_CONFORMANCE" server --url "http://localhost:$PORT/mcp" --requirements "$REQ" \
-  -o "$OUT" --expected-failures "$EXPECTED" >"$OUT/runner.log" 2>&1
-runner_rc=$?
+if [[ -n "$ONLY" ]]; then
+  # The scored and not-scored scenarios of the set whose names start with the prefix, one run each.
+  mapfile -t SELECTED < <("$RONDO_PY" conformance/summarize.py --list "$REQUIREMENTS" --only "$ONLY")
+  (( ${#SELECTED[@]} )) || { echo "conformance: no scenario of $REQ starts with $ONLY" >&2; exit 1; }
+  runner_rc=0
+  for scenario in "${SELECTED[@]}"; do
+    "$RONDO_CONFORMANCE" server --url "http://localhost:$PORT/mcp" --scenario "$scenario" \
+      --spec-version "$REQ" -o "$OUT" >>"$OUT/runner.log" 2>&1 || runner_rc=1
+  done
+  # A failing scenario makes the runner exit 1: summarize.py is the judge here.
+  runner_rc=0
+else
+  "$RONDO_CONFORMANCE" server --url "http://localhost:$PORT/mcp" --requirements "$REQ" \
+    -o "$OUT" --expected-failures "$EXPECTED" >"$OUT/runner.log" 2>&1
+  runner_rc=$?
+fi
 
 scored_args=()
 for scenario in "${EXTRA[@]}"; do
@@ -121,8 +158,8 @@ for scenario in "${EXTRA[@]}"; do
 done
 
 "$RONDO_PY" conformance/summarize.py "$OUT" "$EXPECTED" "${scored_args[@]}" \
-  ${PLACEHOLDERS[@]/#/--placeholder=} \
-  --requirements "$(dirname "$RONDO_CONFORMANCE")/../@modelcontextprotocol/conformance/requirements/$REQ.yaml"
+  ${PLACEHOLDERS[@]/#/--placeholder=} ${ONLY:+--only "$ONLY"} \
+  --requirements "$REQUIREMENTS"
 summary_rc=$?
 
 if (( runner_rc != 0 )); then

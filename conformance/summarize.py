@@ -103,6 +103,12 @@ def parse_requirements(path: Path) -> Requirements:
     return Requirements(scored, not_scored)
 
 
+def only(requirements: Requirements, prefix: str) -> Requirements:
+    """The scenarios whose names start with `prefix` (a lane that runs a part of the set)."""
+    return Requirements([n for n in requirements.scored if n.startswith(prefix)],
+                        {n: r for n, r in requirements.not_scored.items() if n.startswith(prefix)})
+
+
 def parse_expected(path: Path) -> list[str]:
     """Entries of the `server:` list in an expected-failures file (`scenario` or `scenario:check`)."""
     if not path.exists():
@@ -236,6 +242,15 @@ def summarize(results_dir: Path, expected_path: Path, requirements: Requirements
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+    if argv[:1] == ["--list"]:
+        # --list REQUIREMENTS.yaml --only PREFIX: the scenario names a lane with --only runs.
+        lister = argparse.ArgumentParser(prog="summarize.py --list")
+        lister.add_argument("requirements", type=Path)
+        lister.add_argument("--only", default="")
+        listed = lister.parse_args(argv[1:])
+        wanted = only(parse_requirements(listed.requirements), listed.only)
+        print("\n".join(wanted.scored + list(wanted.not_scored)))
+        return 0
     if argv[:1] == ["--checked"]:
         if len(argv) != 2:
             raise SystemExit("usage: summarize.py --checked FOLDER")
@@ -262,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
         help="an extension scenario the requirement set does not name, scored here: it must "
         "have run and passed (all checks SKIPPED fails it); repeatable",
     )
+    parser.add_argument("--only", default="", metavar="PREFIX",
+                        help="judge only the scenarios whose names start with PREFIX")
     args = parser.parse_args(argv)
     req_path = args.requirements
     if req_path is None:
@@ -274,6 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         if scenario not in requirements.scored:
             requirements.scored.append(scenario)
         requirements.not_scored.pop(scenario, None)
+    if args.only:
+        requirements = only(requirements, args.only)
     return summarize(args.results_dir, args.expected_failures, requirements,
                      frozenset(args.placeholder))
 

@@ -208,6 +208,22 @@ if (( ! fast )); then
       record "proxy conformance $req" FAIL "$detail; see results/proxy-$req"
     fi
   done
+  # The legacy bridge (docs/gateway.md): the fixture as a 2025-11-25 upstream behind
+  # `rondo proxy --upstream-protocol 2025-11-25 --bridge hold|replay`, and every
+  # input-required-result-* scenario of 2026-07-28 through it (about 25 s per mode).
+  want proxy-conformance && for mode in hold replay; do
+    banner "conformance 2026-07-28 input rounds through the legacy bridge ($mode)"
+    start=$SECONDS
+    log="$LOG_DIR/bridge-conformance-$mode.log"
+    bash conformance/run-server.sh 2026-07-28 --bridge "$mode" --only input-required-result- 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    detail="passed $(passed_of "^scored:" "$log") scored ($((SECONDS - start))s)"
+    if (( rc == 0 )); then
+      record "bridge conformance $mode" PASS "$detail"
+    else
+      record "bridge conformance $mode" FAIL "$detail; see results/bridge-$mode-2026-07-28"
+    fi
+  done
 
   want client-conformance && for req in "${CONFORMANCE_REQUIREMENTS[@]}"; do
     banner "client conformance $req"

@@ -1,5 +1,6 @@
 """`rondo proxy UPSTREAM [--header 'Name: value'] [--timeout S] [--upstream-protocol V]
-[--name N] [rondo run's flags]`: serve another MCP server through rondo (docs/gateway.md).
+[--bridge hold|replay [--hold-timeout S] [--max-held N] [--max-rounds N]] [--name N]
+[rondo run's flags]`: serve another MCP server through rondo (docs/gateway.md).
 
 UPSTREAM is an http(s) URL or a command line in one argument (`"python server.py"`). Every
 other flag is `rondo run`'s (`--http [HOST:]PORT`, `--workers`, `--allowed-hosts`...), so the
@@ -23,14 +24,21 @@ def _header(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def _timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout needs seconds, got {text!r}") from None
-    if not 0 < value <= 3600:
-        raise argparse.ArgumentTypeError("--timeout must be more than 0 and at most 3600 seconds")
-    return value
+def _seconds(flag: str, most: float) -> Any:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} needs seconds, got {text!r}") from None
+        if not 0 < value <= most:
+            raise argparse.ArgumentTypeError(
+                f"{flag} must be more than 0 and at most {most:g} seconds")
+        return value
+
+    return parse
+
+
+_timeout = _seconds("--timeout", 3600)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,8 +55,31 @@ def parser() -> argparse.ArgumentParser:
                    help="seconds each upstream request may take (default 30)")
     p.add_argument("--upstream-protocol", metavar="VERSION",
                    help="pin the upstream's protocol version (default: negotiated)")
+    p.add_argument("--bridge", choices=("hold", "replay"),
+                   help="serve a 2025-11-25 upstream's mid-call questions (elicitation, "
+                        "sampling, roots) to 2026-07-28 clients as input rounds: hold the "
+                        "upstream call open in this process, or replay it each round "
+                        "(default: refused)")
+    p.add_argument("--hold-timeout", type=_seconds("--hold-timeout", 86400), default=300.0, metavar="S",
+                   help="--bridge hold: seconds a held call waits for the client's retry "
+                        "(default 300)")
+    p.add_argument("--max-held", type=_count, default=1000, metavar="N",
+                   help="--bridge hold: calls held at once before new ones are refused "
+                        "(default 1000)")
+    p.add_argument("--max-rounds", type=_count, default=16, metavar="N",
+                   help="--bridge replay: input rounds one call may take (default 16)")
     p.add_argument("--name", default="rondo-proxy", help="the proxy's server name")
     return p
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 < value <= 1_000_000:
+        raise argparse.ArgumentTypeError("expected a number from 1 to 1000000")
+    return value
 
 
 def proxy_command(argv: list[str]) -> int:
@@ -64,6 +95,8 @@ def proxy_command(argv: list[str]) -> int:
     os.environ[PROXY_ENV] = json.dumps({
         "upstream": upstream, "name": args.name, "headers": dict(args.header),
         "timeout": args.timeout, "upstream_protocol": args.upstream_protocol,
+        "bridge": args.bridge and {"mode": args.bridge, "hold_timeout": args.hold_timeout,
+                                   "max_held": args.max_held, "max_rounds": args.max_rounds},
     })
     from ..fleet.run import run_command
 

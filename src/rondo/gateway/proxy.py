@@ -26,7 +26,7 @@ import contextvars
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..auth.principal import CALLER, Principal
 from ..client import Client, ClientError, PendingCall, RequestTimeout
@@ -39,6 +39,9 @@ from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
 from ..wire.meta import CLIENT_CAPABILITIES, LOG_LEVEL, LOG_LEVEL_RANK, PROGRESS_TOKEN
 from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
+
+if TYPE_CHECKING:
+    from .bridge.relay import Bridge
 
 log = logging.getLogger("rondo.gateway")
 
@@ -56,8 +59,8 @@ _RELAYING: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
 
 
 async def _refuse(*_: Any) -> Any:
-    raise McpError(UNAVAILABLE, "the proxy cannot answer an upstream's mid-call request yet "
-                   "(2025-11-25 upstreams: no bridge)")
+    raise McpError(UNAVAILABLE, "the proxy answers an upstream's mid-call request only with a "
+                   "bridge (proxy(bridge='hold'|'replay'), `rondo proxy --bridge`)")
 
 
 class Upstream:
@@ -93,6 +96,7 @@ class Upstream:
         self.registered: dict[str, set[str]] = {"tools": set(), "prompts": set(),
                                                 "resources": set()}
         self.changes: asyncio.Queue[str] | None = None  # list_changed from a 2025 upstream
+        self.bridge: Bridge | None = None  # a 2025-11-25 upstream's questions as input rounds
 
     def make_client(self) -> Client:
         return Client(
@@ -112,7 +116,7 @@ class Upstream:
         request's own response goes to that request's client (`ctx.log` applies the level the
         client asked for); one heard elsewhere (a stdio upstream's shared stream) is dropped."""
         if message.get("method") == "notifications/message":
-            _pass_on_log(message.get("params"))
+            pass_on_log(message.get("params"))
             return
         what = _LISTS.get(str(message.get("method")))
         client = self.client
@@ -125,6 +129,8 @@ class Upstream:
         client = self.client
         if client is None:
             raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is not started")
+        if self.bridge is not None and client.era == "legacy":
+            return await self.bridge.relay(ctx, method, params)  # gateway/bridge/
         state = ctx.state
         if state is not None and (not isinstance(state, dict) or state.get("up") != self.identity):
             raise McpError(-32602, "invalid requestState: not this upstream's")
@@ -163,7 +169,7 @@ class Upstream:
         return result
 
 
-def _pass_on_log(params: Any) -> None:
+def pass_on_log(params: Any) -> None:
     ctx = _RELAYING.get()
     if ctx is None or not isinstance(params, Mapping) or params.get("level") not in LOG_LEVEL_RANK:
         return
@@ -223,6 +229,7 @@ def proxy(
     timeout: float = 30.0,
     upstream_protocol: str | None = None,
     upstream_auth: Any = None,
+    bridge: Any = None,
     **server_options: Any,
 ) -> Server:
     """A `rondo.Server` serving `upstream` (an http(s) URL, or a command line as a list).
@@ -234,13 +241,20 @@ def proxy(
     its caller's exchanged token (RFC 8693). Other keywords go to `rondo.Server` (`state=`, `auth=`...);
     a proxy needs a state policy, so `state=None` is refused. The upstream is connected when the
     server's lifespan starts (`run_http`, `rondo run`, `async with server.started()`), and a
-    failure to connect fails the start.
+    failure to connect fails the start. `bridge` ("hold", "replay", `Hold(...)`, `Replay(...)`)
+    turns a 2025-11-25 upstream's mid-call questions into input rounds (gateway/bridge/); without
+    it they are refused.
     """
     if server_options.get("state", ...) is None:
         raise ValueError("a proxy seals the upstream's request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
     link = Upstream(upstream, headers=headers, timeout=timeout, protocol=upstream_protocol,
                     auth=upstream_auth)
+    if bridge is not None:
+        from .bridge.relay import Bridge, bridge_mode
+
+        mode = bridge_mode(bridge)
+        link.bridge = Bridge(link, mode) if mode is not None else None
     server = Server(name, **server_options)
     server.extension(TaskRelay(link))
 
@@ -279,6 +293,8 @@ def proxy(
                 with contextlib.suppress(asyncio.CancelledError):
                     await follower
         finally:
+            if link.bridge is not None:
+                await link.bridge.close()
             link.client = None
             link.changes = None
             server.completion_handler = None

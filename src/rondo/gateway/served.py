@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 from rondo.gateway.proxy import PROXY_ENV as ENV
 from rondo.gateway.proxy import proxy
@@ -14,10 +15,23 @@ _text = os.environ.get(ENV)
 if not _text:
     raise SystemExit(f"rondo proxy: {ENV} is not set (run `rondo proxy UPSTREAM`)")
 _config = json.loads(_text)
+
+
+def _bridge(spec: dict[str, Any] | None) -> object:
+    if not spec:
+        return None
+    from rondo.gateway.bridge import Hold, Replay
+
+    if spec["mode"] == "hold":
+        return Hold(timeout=float(spec["hold_timeout"]), max_held=int(spec["max_held"]))
+    return Replay(max_rounds=int(spec["max_rounds"]))
+
+
 server = proxy(
     _config["upstream"],
     name=_config.get("name", "rondo-proxy"),
     headers=_config.get("headers") or None,
     timeout=_config.get("timeout", 30.0),
     upstream_protocol=_config.get("upstream_protocol"),
+    bridge=_bridge(_config.get("bridge")),
 )

@@ -117,13 +117,19 @@ def _prepare(call: Any, requests: Mapping[str, Mapping[str, Any]], request_id: A
             "when it connected",
             missing,
         )
-    return {key: _wire_params(session, request, elicitation_id(session, request_id, key))
+    return {key: _wire_params(session, request, elicitation_id(session, request_id, key), key)
             for key, request in requests.items()}
 
 
-def _wire_params(session: Any, request: Mapping[str, Any], url_id: str) -> dict[str, Any]:
+def _wire_params(session: Any, request: Mapping[str, Any], url_id: str, key: str) -> dict[str, Any]:
+    from ..wire.meta import INPUT_KEY
+
     version = session.version
     params = dict(request.get("params") or {})
+    # The key the handler asked under, in `_meta` (which every request may carry): a plain
+    # client ignores it; a bridge to 2026-07-28 (`rondo proxy --bridge`) keeps it as the key.
+    meta = params.get("_meta")
+    params["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), INPUT_KEY: key}
     if request.get("method") == "elicitation/create":
         mode = params.get("mode", "form")
         if mode == "url":

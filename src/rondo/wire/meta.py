@@ -16,6 +16,9 @@ LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 PROGRESS_TOKEN = "progressToken"
+# On a 2025-11-25 back-channel request (`elicitation/create`, ...): the input request key the
+# handler asked under (`ctx.ask("name", ...)`), so a bridge to 2026-07-28 can keep it.
+INPUT_KEY = "dev.rondo/inputKey"
 
 LOG_LEVELS: tuple[str, ...] = (
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency",

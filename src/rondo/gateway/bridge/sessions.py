@@ -1,0 +1,125 @@
+"""The bridge's upstream sessions: one 2025-11-25 session per set of input capabilities a
+caller declared, so the upstream learns at `initialize` exactly what the client behind the
+proxy can answer (a legacy server reads it there, and only there) and asks nothing else.
+
+Each session's handlers do not answer: they hand the upstream's question to the flow whose
+call it belongs to (`flow.CURRENT`, the context the question was read in over HTTP; on a stdio
+upstream, the one flow open on that session, if there is exactly one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ...client import Client, ClientError
+from ...client.handlers import Handlers
+from ...client.loop import Unanswerable
+from ...wire.errors import SERVER_BUSY, McpError
+from .flow import CURRENT, Flow
+
+if TYPE_CHECKING:
+    from ..proxy import Upstream
+
+log = logging.getLogger("rondo.gateway")
+INPUT_KINDS = ("elicitation", "sampling", "roots")
+MAX_SESSIONS = 32  # distinct capability sets held open at once
+
+
+def input_capabilities(declared: Any) -> dict[str, Any]:
+    """The part of a client's capabilities a legacy upstream may ask by."""
+    if not isinstance(declared, dict):
+        return {}
+    return {kind: declared[kind] for kind in INPUT_KINDS if isinstance(declared.get(kind), dict)}
+
+
+class _Relayed(Handlers):
+    """Declares the caller's capabilities; each question goes to its flow."""
+
+    def __init__(self, capabilities: dict[str, Any], sessions: Sessions, key: str) -> None:
+        super().__init__(extra_capabilities=capabilities)
+        self._sessions = sessions
+        self._key = key
+
+    async def answer(self, request: Any, *, key: str = "", strict: bool = True) -> dict[str, Any]:
+        flow = CURRENT.get()
+        if flow is None:
+            flows = self._sessions.flows.get(self._key, set())
+            if len(flows) != 1:
+                raise Unanswerable("the proxy cannot tell which relayed call this request "
+                                   "belongs to")
+            flow = next(iter(flows))
+        params = request.get("params")
+        return await flow.ask(str(request.get("method")), params if isinstance(params, dict) else {})
+
+
+class Sessions:
+    """Upstream clients by capability set, opened on first use and closed with the proxy."""
+
+    def __init__(self, link: Upstream) -> None:
+        self.link = link
+        self.clients: dict[str, Client] = {}
+        self.flows: dict[str, set[Flow]] = {}
+        self._lock = asyncio.Lock()
+
+    async def client_for(self, declared: Any) -> tuple[str, Client]:
+        caps = input_capabilities(declared)
+        key = msgspec.json.encode(caps, order="sorted").decode()
+        client = self.clients.get(key)
+        if client is not None:
+            return key, client
+        async with self._lock:
+            client = self.clients.get(key)
+            if client is not None:
+                return key, client
+            if len(self.clients) >= MAX_SESSIONS:
+                raise McpError(SERVER_BUSY, "the bridge holds an upstream session for each of "
+                               f"{MAX_SESSIONS} client capability sets already")
+            client = self._make(caps, key)
+            try:
+                await client.connect()
+            except (ClientError, OSError) as exc:
+                log.warning("upstream %s: bridge session: %s: %s", self.link.identity,
+                            type(exc).__name__, exc)
+                with contextlib.suppress(Exception):
+                    await client.close()
+                raise McpError(-32603, "upstream unavailable") from None
+            self.clients[key] = client
+            return key, client
+
+    def _make(self, caps: dict[str, Any], key: str) -> Client:
+        from ..proxy import pass_on_log
+
+        link = self.link
+        base = link.client
+        version = base.protocol_version if base is not None else "2025-11-25"
+
+        def heard(message: dict[str, Any]) -> None:
+            if message.get("method") == "notifications/message":
+                pass_on_log(message.get("params"))
+
+        # No per-request timeout: the bridge bounds each wait itself (the upstream's next step
+        # by the proxy's timeout, the client's answer by the hold's).
+        client = Client(link.target, protocol=version, name="rondo-proxy",
+                        headers=link.headers or None, auth=link.auth, timeout=None,
+                        max_timeout=None,
+                        probe_timeout=link.timeout, capabilities=caps, on_notification=heard)
+        client.handlers = _Relayed(caps, self, key)
+        return client
+
+    def drop(self, key: str, client: Client) -> None:
+        """A session that failed is let go; the next call opens a new one."""
+        if self.clients.get(key) is client:
+            del self.clients[key]
+            task = asyncio.ensure_future(client.close())
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def close(self) -> None:
+        clients, self.clients = list(self.clients.values()), {}
+        for client in clients:
+            with contextlib.suppress(Exception):
+                await client.close()
