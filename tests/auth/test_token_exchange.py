@@ -364,3 +364,44 @@ def test_any_sts_answer_is_a_token_or_a_token_exchange_error(status: int, body: 
     else:
         assert status == 200 and isinstance(body, dict)
         assert got.access_token == body["access_token"] and got.expires_at > 0
+
+
+def test_upstream_auth_sends_the_callers_token_retries_a_401_once_and_else_uses_otherwise() -> None:
+    from rondo.auth.principal import CALLER
+
+    exchange, seen = sts()
+    upstream_seen: list[str | None] = []
+    refuse_next = [True]
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        upstream_seen.append(request.headers.get("authorization"))
+        if refuse_next[0] and request.headers.get("authorization", "").startswith("Bearer up-"):
+            refuse_next[0] = False
+            return httpx.Response(401)
+        return httpx.Response(200)
+
+    class Own(httpx.Auth):  # the proxy's own credential
+        def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
+            request.headers["authorization"] = "Bearer own"
+            yield request
+
+    async def run() -> list[int]:
+        alice = await acaller("user:alice:a")
+        statuses = []
+        for auth in (exchange.upstream_auth(resource=API, otherwise=Own()),
+                     exchange.upstream_auth(resource=API)):
+            async with httpx.AsyncClient(transport=httpx.MockTransport(upstream), auth=auth) as http:
+                statuses.append((await http.get(API)).status_code)  # nobody relayed: otherwise
+                token = CALLER.set(alice)
+                try:
+                    statuses.append((await http.get(API)).status_code)
+                finally:
+                    CALLER.reset(token)
+        return statuses
+
+    assert asyncio.run(run()) == [200, 200, 200, 200]
+    # own; alice's first exchanged token refused (401), dropped, exchanged again and accepted;
+    # bare (no otherwise); alice's cached second token.
+    assert upstream_seen == ["Bearer own", f"Bearer up-1-{API}", f"Bearer up-2-{API}",
+                             None, f"Bearer up-2-{API}"]
+    assert len(seen) == 2
