@@ -405,3 +405,28 @@ def test_upstream_auth_sends_the_callers_token_retries_a_401_once_and_else_uses_
     assert upstream_seen == ["Bearer own", f"Bearer up-1-{API}", f"Bearer up-2-{API}",
                              None, f"Bearer up-2-{API}"]
     assert len(seen) == 2
+
+
+def test_an_sts_issuer_whose_metadata_cannot_be_had_is_unavailable_within_the_timeout() -> None:
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    exchange = TokenExchange(issuer=f"http://127.0.0.1:{port}", client_id="gateway",
+                             client_secret=SECRET, timeout=1)
+    started = time.monotonic()
+    with pytest.raises(ExchangeUnavailable, match=r"cannot discover the STS: .* unreachable"):
+        asyncio.run(exchange.token(caller("user:alice:a"), audience="api"))
+    assert time.monotonic() - started < 3 and exchange.exchanges == 0
+
+
+def test_aclose_closes_the_pool_and_the_next_use_opens_another() -> None:
+    exchange, seen = sts()
+
+    async def run() -> None:
+        await exchange.token(await acaller("user:alice:a"), audience="a")
+        await exchange.aclose()
+        await exchange.aclose()  # twice is harmless
+        await exchange.token(await acaller("user:alice:a"), audience="b")
+
+    asyncio.run(run())
+    assert len(seen) == 2

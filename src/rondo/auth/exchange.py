@@ -220,6 +220,12 @@ class TokenExchange:
         return ExchangeAuth(self, audience=audience, resource=resource, scope=scope,
                             otherwise=otherwise)
 
+    async def aclose(self) -> None:
+        """Close the pooled HTTP client (a new one is made on next use)."""
+        client, self._http = self._http, None
+        if client is not None:
+            await client.aclose()
+
     def __repr__(self) -> str:
         where = self.token_endpoint or self.issuer
         return f"TokenExchange(client_id={self.client_id!r}, sts={where!r})"
