@@ -7,7 +7,7 @@ Upstreams (pinned):
 - `everything`: the official reference server `@modelcontextprotocol/server-everything`
   2026.8.31 (interop/everything/package.json; TypeScript SDK 1.x, a 2025-11-25 server over
   Streamable HTTP with sessions): its non-interactive tools, a resource, a prompt, the lists.
-  Its interactive tools (they ask mid-call) need the legacy bridge, not built here yet.
+  Its interactive tools (they ask mid-call) need the legacy bridge: interop/bridge_everything_check.py.
 - `python-sdk`: benchmarks/anchors/mcp_server.py on the official Python SDK (`mcp` 2.3.0,
   `MCPServer`, stateless JSON, 2026-07-28): `add`, and `ask_color`, whose resolver answers
   `input_required` (MRTR), relayed through the proxy with its state sealed in the proxy's own.

@@ -1,0 +1,122 @@
+"""The legacy bridge against a server nobody here wrote: the official reference server
+`@modelcontextprotocol/server-everything` 2026.8.31 (interop/everything/, a 2025-11-25 server on
+the TypeScript SDK 1.x, over Streamable HTTP with sessions) behind real `rondo proxy --http
+--bridge hold` and `--bridge replay` processes, its interactive tools walked by `rondo.Client`
+on 2026-07-28 (input rounds made by the bridge) and on 2025-11-25 (the proxy asks the client
+over its session and plays the retrying client, the bridge in between).
+
+    .venv/bin/python interop/bridge_everything_check.py
+
+Its tools ask mid-call: `trigger-elicitation-request` (`elicitation/create`, a form of twelve
+fields), `trigger-sampling-request` (`sampling/createMessage`) and `get-roots-list`
+(`roots/list`); server-everything registers each only for a client that declared the
+capability at `initialize`, which the bridge's per-capability upstream sessions tell it. Every
+check line names the bridge mode, the upstream's era and the client's. Exits 0 when all pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from gateway_peers_check import EVERYTHING, NODE, RONDO, free_port, process
+
+ERAS = {"modern": "2026-07-28", "legacy": "2025-11-25"}
+ROOTS = [{"uri": "file:///work/project", "name": "project"}]
+
+
+def answer_form(request: Any) -> Any:
+    from rondo.client import ElicitResult
+
+    assert request.message == "Please provide inputs for the following fields:", request.message
+    return ElicitResult("accept", {"name": "Ada Lovelace", "check": True, "integer": 7})
+
+
+def sample(request: Any) -> Any:
+    return {"role": "assistant", "content": {"type": "text", "text": "Paris."},
+            "model": "interop-model", "stopReason": "endTurn"}
+
+
+async def walk(mode: str, url: str, era: str, upstream_era: str) -> list[str]:
+    from rondo.client import Client, PendingCall
+
+    done = []
+    async with Client(url, protocol=ERAS[era], on_elicit=answer_form, on_sample=sample,
+                      on_roots=ROOTS, timeout=30) as client:
+        assert client.era == era, client.era
+        tools = {t.name for t in await client.list_tools()}
+        wanted = {"trigger-elicitation-request", "trigger-sampling-request", "get-roots-list"}
+        assert wanted <= tools, sorted(tools)
+        if era == "modern":  # the round itself, as the bridge makes it
+            pending = await client.call_tool("trigger-elicitation-request", manual=True)
+            assert isinstance(pending, PendingCall), pending
+            [(key, request)] = pending.input_requests.items()
+            assert request["method"] == "elicitation/create", request
+            assert "elicitationId" not in request["params"] and "_meta" not in request["params"]
+            assert request["params"]["requestedSchema"]["required"] == ["name"]
+            done.append(f"trigger-elicitation-request: input_required round, key {key!r}, "
+                        "elicitation/create with its 12-field form")
+            result = await client.resume(pending, {key: {"action": "accept", "content": {
+                "name": "Grace Hopper", "check": False}}})
+            assert "- Name: Grace Hopper" in result.text, result.text
+            done.append("  retried with the answer: completed (Name: Grace Hopper)")
+        result = await client.call_tool("trigger-elicitation-request")
+        assert "User provided the requested information" in result.text, result.text
+        assert "- Name: Ada Lovelace" in result.text and "- Favorite Integer: 7" in result.text
+        done.append("trigger-elicitation-request completed (accepted, Name: Ada Lovelace)")
+        result = await client.call_tool("trigger-sampling-request",
+                                        {"prompt": "Capital of France?", "maxTokens": 20})
+        assert "LLM sampling result" in result.text and "Paris." in result.text, result.text
+        done.append("trigger-sampling-request completed (sampled: Paris.)")
+        result = await client.call_tool("get-roots-list")
+        assert "file:///work/project" in result.text, result.text
+        done.append("get-roots-list completed (the client's root listed)")
+        assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
+        done.append("echo (no question) completed")
+    return [f"[bridge {mode}, upstream {upstream_era}, client {era}] {line}" for line in done]
+
+
+async def upstream_era(url: str) -> str:
+    from rondo.client import Client
+
+    async with Client(url, timeout=20) as client:
+        return f"{client.era} {client.protocol_version}"
+
+
+def main() -> int:
+    if not EVERYTHING.is_file():
+        print(f"FAIL server-everything is not installed ({EVERYTHING}); run interop/run.sh")
+        return 1
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        logs = Path(tmp)
+        port = free_port()
+        up = f"http://127.0.0.1:{port}/mcp"
+        stack.enter_context(process([NODE, str(EVERYTHING), "streamableHttp"], up,
+                                    "up-everything", logs, {"PORT": str(port)}))
+        era_up = asyncio.run(upstream_era(up))
+        assert era_up.startswith("legacy 2025-11-25"), era_up
+        for mode in ("hold", "replay"):
+            front_port = free_port()
+            url = f"http://127.0.0.1:{front_port}/mcp"
+            argv = [RONDO, "proxy", up, "--http", f"127.0.0.1:{front_port}", "--timeout", "20",
+                    "--bridge", mode]
+            with process(argv, url, f"proxy-{mode}", logs):
+                for era in ("modern", "legacy"):
+                    try:
+                        for line in asyncio.run(walk(mode, url, era, era_up)):
+                            print(f"ok {line}")
+                    except Exception as exc:  # report every walk, then fail
+                        failures += 1
+                        print(f"FAIL [bridge {mode}, client {era}] {type(exc).__name__}: {exc}")
+                        for name in (f"proxy-{mode}", "up-everything"):
+                            print(f"--- {name}.log\n{(logs / f'{name}.log').read_text()[-1500:]}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
