@@ -147,6 +147,18 @@ apt_install() {  # binary version-flag package [fallback-package]
 }
 
 setup_redis() { apt_install redis-server --version redis-server; }
+setup_oidcserver() {
+  # The real OpenID provider the facade's live tests put upstream (oidc-provider, pinned).
+  local dir=tests/oidcserver want stamp
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "installing the pinned test OpenID provider into $dir/node_modules"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$stamp"
+  fi
+}
+
 setup_nginx() { apt_install nginx -v nginx-light nginx; }
 # The `rondo call` sign-in test drives a real terminal.
 setup_tmux() { apt_install tmux -V tmux; }
@@ -158,6 +170,7 @@ if (( ! python_only )); then
   setup_node
   setup_conformance
   setup_authserver
+  setup_oidcserver
   setup_interop_node
   setup_openapi_peers
   setup_redis

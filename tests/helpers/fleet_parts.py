@@ -89,14 +89,15 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
 
 
 @contextlib.contextmanager
-def nginx(workers: list[Worker]) -> Iterator[str]:
-    """nginx with deploy/nginx/nginx.conf and rondo-site.conf as shipped, in front of `workers`."""
+def nginx(workers: list[Worker], port: int | None = None) -> Iterator[str]:
+    """nginx with deploy/nginx/nginx.conf and rondo-site.conf as shipped, in front of `workers`
+    (on `port`, or a free one)."""
     binary = need("nginx")
     prefix = Path(tempfile.mkdtemp(prefix="rondo-nginx-"))
     (prefix / "tmp").mkdir()
     for name in ("nginx.conf", "rondo-site.conf"):
         shutil.copy(NGINX_DIR / name, prefix / name)
-    port = free_port()
+    port = port or free_port()
     (prefix / "rondo-listen.conf").write_text(f"listen 127.0.0.1:{port};\n")
     lines = ["upstream rondo_fleet {"]
     lines += [f"    server 127.0.0.1:{w.port} max_fails=1 fail_timeout=30s;" for w in workers]

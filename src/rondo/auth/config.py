@@ -35,6 +35,8 @@ class ResourceServer:
       when the server requires no scope of its own); `required_scopes`: needed for every request.
     - `scope_hierarchy`: `{"files:write": ["files:read"]}` (a broader scope implies narrower
       ones, transitively) or a callable `granted -> implied`.
+    - `endpoints`: set by `rondo.auth.facade.Facade.resource_server()`: the facade's own
+      paths (`/authorize`, `/token`, ...) served by the same HTTP app.
     - `list_filter`: `"hide"` (default) lists only the components the token may use (such lists
       are `cacheScope: "private"`); `"show"` lists everything and refuses at call time.
     """
@@ -57,6 +59,7 @@ class ResourceServer:
         max_token_length: int = DEFAULT_MAX_TOKEN,
         retry_after: int = 5,
         clock: Callable[[], float] = time.time,
+        endpoints: Any = None,
     ) -> None:
         self.resource = check_url(resource, "ResourceServer resource (the MCP endpoint URL)")
         if issuer is not None and issuers is not None:
@@ -97,6 +100,10 @@ class ResourceServer:
         self.metadata_url = origin + self.metadata_path
         self.metadata_paths = frozenset({self.metadata_path} | ({WELL_KNOWN} if not path else set()))
         self.endpoint_path = path or "/"
+        # An ASGI app answering more paths beside the endpoint (the authorization facade:
+        # `Facade.resource_server()` sets it); `endpoints.paths` names them exactly.
+        self.endpoints = endpoints
+        self.endpoint_paths: frozenset[str] = frozenset(endpoints.paths) if endpoints is not None else frozenset()
 
     # -- what clients discover --------------------------------------------------------------
 

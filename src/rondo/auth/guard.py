@@ -41,6 +41,9 @@ class HttpGuard:
                         "path %r; clients will look for its metadata at %s",
                         endpoint_path, rs.resource, rs.endpoint_path, rs.metadata_path)
         self.metadata_paths = rs.metadata_paths
+        self.endpoint_paths = rs.endpoint_paths
+        if rs.endpoints is not None:
+            rs.endpoints.started()  # the facade's start-up guard (a fleet needs a shared store)
         self._metadata_body = _encode(rs.metadata())
 
     # -- 1. discovery ---------------------------------------------------------------------------

@@ -21,9 +21,25 @@ _EXPORTS = {
     "UpstreamHttp": "rondo.auth.facade.upstream",
     "UpstreamError": "rondo.auth.facade.upstream",
     "userinfo_identity": "rondo.auth.facade.upstream",
+    "Facade": "rondo.auth.facade.facade",
+    "FacadeVerifier": "rondo.auth.facade.facade",
+    "FleetMisconfigured": "rondo.auth.facade.facade",
+    "Store": "rondo.auth.facade.store",
+    "MemoryStore": "rondo.auth.facade.store",
+    "FileStore": "rondo.auth.facade.store",
+    "StoreFull": "rondo.auth.facade.store",
+    "RedisStore": "rondo.auth.facade.redis_store",
 }
 
 if TYPE_CHECKING:
+    from .facade import Facade as Facade
+    from .facade import FacadeVerifier as FacadeVerifier
+    from .facade import FleetMisconfigured as FleetMisconfigured
+    from .redis_store import RedisStore as RedisStore
+    from .store import FileStore as FileStore
+    from .store import MemoryStore as MemoryStore
+    from .store import Store as Store
+    from .store import StoreFull as StoreFull
     from .upstream import Identity as Identity
     from .upstream import IdentityReader as IdentityReader
     from .upstream import Upstream as Upstream

@@ -146,9 +146,14 @@ class HttpApp:
                 await lifespan_protocol(self.lifespan, receive, send)
             return
         guard = self.guard
-        if guard is not None and scope.get("path", "") in guard.metadata_paths:
-            await guard.metadata(scope["method"], send)
-            return
+        if guard is not None:
+            path = scope.get("path", "")
+            if path in guard.metadata_paths:
+                await guard.metadata(scope["method"], send)
+                return
+            if path in guard.endpoint_paths:  # the authorization facade's own paths
+                await guard.rs.endpoints(scope, receive, send)
+                return
         if not at_endpoint(self.path, scope):
             await send_plain(send, 404, b"Not Found")
             return

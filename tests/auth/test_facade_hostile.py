@@ -1,0 +1,180 @@
+"""Hostile input at the facade's token, authorize and register endpoints (hypothesis), and the
+store backends' atomic operations (memory, file, Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rondo.auth.facade import FileStore, MemoryStore
+from tests.helpers.facade_world import World
+
+pytest.importorskip("cryptography")
+
+_WORLD: World | None = None
+_TOKENS: dict = {}
+
+
+def world() -> World:
+    global _WORLD
+    if _WORLD is None:
+        _WORLD = World(registrations_per_minute=10_000)
+
+        async def setup() -> None:
+            _TOKENS.update(await _WORLD.sign_in())  # type: ignore[union-attr]
+
+        asyncio.run(setup())
+    return _WORLD
+
+
+text = st.text(min_size=0, max_size=300)
+ascii_junk = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=200)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(code=text, verifier=text, grant=st.sampled_from(["authorization_code", "refresh_token", "x", ""]),
+       refresh=text)
+def test_any_token_request_gets_a_json_oauth_error(code: str, verifier: str, grant: str, refresh: str) -> None:
+    w = world()
+
+    async def go() -> None:
+        response = await w.token({"grant_type": grant, "code": code, "code_verifier": verifier,
+                                  "refresh_token": refresh, "client_id": _TOKENS["client"]["client_id"]})
+        assert response.status_code == 400, response.text
+        assert response.json()["error"] in ("invalid_grant", "unsupported_grant_type", "invalid_request")
+        assert response.headers["cache-control"] == "no-store"
+
+    asyncio.run(go())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(token=ascii_junk)
+def test_any_bearer_string_is_a_401_never_a_crash(token: str) -> None:
+    w = world()
+
+    async def go() -> None:
+        for candidate in (token, _TOKENS["access_token"][:-3] + token[:3]):
+            response = await w.call("whoami", candidate.strip() or "x")
+            if candidate == _TOKENS["access_token"]:
+                continue  # hypothesis found the original token's last three characters
+            assert response.status_code in (400, 401), response.text
+
+    asyncio.run(go())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(query=st.dictionaries(st.sampled_from(["client_id", "redirect_uri", "response_type",
+                                               "code_challenge", "code_challenge_method", "resource",
+                                               "scope", "state"]), text, max_size=8))
+def test_any_authorize_query_is_a_page_or_a_redirect_to_a_registered_uri(query: dict[str, str]) -> None:
+    w = world()
+
+    async def go() -> None:
+        response = await w.http.get("/authorize", params=query)
+        assert response.status_code in (200, 302, 400), response.text
+        if response.status_code == 302:
+            assert response.headers["location"].startswith(("http://127.0.0.1:9999/callback",
+                                                           "https://idp.example.com/"))
+
+    asyncio.run(go())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(body=st.recursive(st.none() | st.booleans() | st.integers() | text,
+                         lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
+                         max_leaves=12))
+def test_any_registration_body_is_201_or_an_rfc_7591_error(body: object) -> None:
+    w = world()
+
+    async def go() -> None:
+        response = await w.http.post("/register", json=body)
+        assert response.status_code in (201, 400), response.text
+        if response.status_code == 400:
+            assert response.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
+
+    asyncio.run(go())
+
+
+# -- stores -----------------------------------------------------------------------------------
+
+
+async def exercise(store) -> None:  # type: ignore[no-untyped-def]
+    assert await store.get("a") is None
+    await store.put("a", b"1", 60)
+    assert await store.get("a") == b"1"
+    assert await store.add("a", b"2", 60) == b"1"  # present: the value there, unchanged
+    assert await store.add("b", b"2", 60) is None
+    assert await store.take("b") == b"2" and await store.take("b") is None
+    assert [await store.count("n", 60) for _ in range(3)] == [1, 2, 3]
+    await store.delete("a")
+    assert await store.get("a") is None
+    # Of many concurrent claims exactly one wins; of many takes exactly one gets the value.
+    claims = await asyncio.gather(*(store.add("claim", str(i).encode(), 60) for i in range(20)))
+    assert claims.count(None) == 1
+    await store.put("once", b"x", 60)
+    takes = await asyncio.gather(*(store.take("once") for _ in range(20)))
+    assert takes.count(b"x") == 1
+
+
+def test_memory_store_semantics_expiry_and_bound() -> None:
+    now = [1000.0]
+    store = MemoryStore(max_entries=5, clock=lambda: now[0])
+    asyncio.run(exercise(store))
+    from rondo.auth.facade import StoreFull
+
+    async def bound() -> None:
+        for i in range(10):
+            try:
+                await store.put(f"k{i}", b"v", 10)
+            except StoreFull:
+                break
+        with pytest.raises(StoreFull, match="full"):
+            await store.put("more", b"v", 10)
+        now[0] += 61  # everything expires: room again
+        await store.put("more", b"v", 10)
+        assert await store.get("k1") is None
+
+    asyncio.run(bound())
+
+
+def test_file_store_semantics(tmp_path: Path) -> None:
+    asyncio.run(exercise(FileStore(tmp_path / "s")))
+
+
+def _claim(directory: str, i: int, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    store = FileStore(directory)
+    out.put(asyncio.run(store.add("race", str(i).encode(), 60)) is None)
+
+
+def test_file_store_add_is_atomic_across_processes(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_claim, args=(str(tmp_path / "s"), i, out)) for i in range(8)]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=20) for _ in procs]
+    for p in procs:
+        p.join(10)
+    assert results.count(True) == 1 and len(results) == 8
+
+
+@pytest.mark.slow
+def test_redis_store_semantics() -> None:
+    from tests.helpers import redis_server
+
+    with redis_server.running() as url:
+        from rondo.auth.facade import RedisStore
+
+        async def go() -> None:
+            store = RedisStore(url, prefix="t1:")
+            await exercise(store)
+            await store.put("short", b"v", 0.05)
+            await asyncio.sleep(0.2)
+            assert await store.get("short") is None
+
+        asyncio.run(go())

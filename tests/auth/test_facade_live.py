@@ -1,0 +1,168 @@
+"""The facade against real software on loopback: node `oidc-provider` (pinned, NO dynamic
+registration) as the upstream provider, the facade app served by `rondo run`, and rondo's own
+client signing in through it (registration, consent, PKCE, the provider's sign-in, token), a
+tool reading the provider's identity, an MRTR round, refresh, and refusal after revocation."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from rondo.client import Client, LoopbackRedirect, MemoryTokenStore, OAuth
+from tests.helpers.auth_live import free_port
+from tests.oidcserver.fixture import OidcServer
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Browser:
+    """The user's browser: opens the announced /authorize URL, approves the facade's consent
+    page, goes through the provider's (automated) sign-in, lands on the loopback redirect."""
+
+    def __init__(self, approve: bool = True) -> None:
+        self.approve = approve
+        self.visits: list[str] = []
+        self.consent_pages = 0
+        self.http = httpx.Client(timeout=15)  # one cookie jar, as a browser has
+        self.errors: list[BaseException] = []
+
+    def __call__(self, url: str) -> None:
+        self.visits.append(url)
+        threading.Thread(target=self._visit, args=(url,), daemon=True).start()
+
+    def _visit(self, url: str) -> None:
+        try:
+            page = self.http.get(url, follow_redirects=True)
+            if "Allow access?" in page.text:
+                self.consent_pages += 1
+                fields = {k: html.unescape(v) for k, v in
+                          re.findall(r'name="(request|csrf)" value="([^"]+)"', page.text)}
+                action = html.unescape(re.search(r'action="([^"]+)"', page.text).group(1))  # type: ignore[union-attr]
+                self.http.post(str(page.url.join(action)), follow_redirects=True,
+                               data={**fields, "decision": "approve" if self.approve else "deny"})
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            self.errors.append(exc)
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[dict[str, Any]]:
+    port = free_port()
+    issuer = f"http://127.0.0.1:{port}"
+    with OidcServer.start(redirect_uris=[issuer + "/callback"], access_ttl=60) as idp:
+        env = {**os.environ, "FACADE_ISSUER": issuer, "FACADE_IDP": idp.issuer,
+               "FACADE_VERIFY_TTL": "0", "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen([sys.executable, "-m", "rondo", "run", "tests/helpers/facade_app.py",
+                                 "--http", f"127.0.0.1:{port}"], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    if httpx.get(issuer + "/.well-known/oauth-authorization-server").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError(f"facade app did not start: {proc.stderr.read() if proc.stderr else ''}")
+                time.sleep(0.1)
+            yield {"url": issuer + "/mcp", "issuer": issuer, "idp": idp}
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def sign_in(browser: Browser, store: MemoryTokenStore) -> OAuth:
+    return OAuth(redirect=LoopbackRedirect(announce=browser, open_browser=False, timeout=30), store=store)
+
+
+def stored(store: MemoryTokenStore) -> dict[str, Any]:
+    tokens = [v for k, v in store._data.items() if k.startswith("token ")]
+    assert len(tokens) == 1
+    return dict(tokens[0])
+
+
+def test_the_provider_has_no_dynamic_registration(world: dict[str, Any]) -> None:
+    doc = httpx.get(world["idp"].issuer + "/.well-known/openid-configuration").json()
+    assert "registration_endpoint" not in doc
+    assert httpx.post(world["idp"].issuer + "/reg", json={"redirect_uris": ["http://127.0.0.1/x"]}).status_code == 404
+
+
+def test_rondo_client_signs_in_through_the_facade_and_is_refused_after_revocation(world: dict[str, Any]) -> None:
+    url = world["url"]
+    browser = Browser()
+    store = MemoryTokenStore()
+    auth = sign_in(browser, store)
+    answers: list[Any] = []
+
+    def on_elicit(request: Any) -> dict[str, Any]:
+        answers.append(request)
+        return {"action": "accept", "content": {"ok": True}}
+
+    async def flow() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(url, auth=auth, on_elicit=on_elicit) as client:
+            out["who"] = (await client.call_tool("whoami", {})).text
+            out["userinfo"] = (await client.call_tool("provider_userinfo", {})).text
+            out["mrtr"] = (await client.call_tool("confirm", {"thing": "the backup"})).text
+            out["first"] = stored(store)
+            auth.refresh_margin = 10_000  # every token now "expires soon": refresh before the call
+            out["after_refresh"] = (await client.call_tool("whoami", {})).text
+            auth.refresh_margin = 60
+            out["second"] = stored(store)
+        return out
+
+    out = asyncio.run(asyncio.wait_for(flow(), 90))
+    assert not browser.errors, browser.errors
+    assert out["who"] == "alice Alice Liddell alice@example.com"
+    assert out["userinfo"] == "userinfo says alice"  # the provider's token, refreshed if stale
+    assert out["mrtr"] == "alice did the backup" and len(answers) == 1
+    assert out["after_refresh"] == out["who"]
+    assert out["second"]["access_token"] != out["first"]["access_token"]
+    assert out["second"]["refresh_token"] != out["first"]["refresh_token"]  # rotated
+    assert len(browser.visits) == 1 and browser.consent_pages == 1  # one sign-in, one consent
+    first = httpx.URL(browser.visits[0]).params
+    assert first["resource"] == url and first["code_challenge_method"] == "S256"
+    assert world["idp"].sign_ins() >= 1
+
+    # Revoke (RFC 7009) with the client's own credentials: refresh and access both refused.
+    client_id = next(v for k, v in store._data.items() if k.startswith("client "))["client_id"]
+    revoked = httpx.post(world["issuer"] + "/revoke", data={"token": out["second"]["refresh_token"],
+                                                           "client_id": client_id})
+    assert revoked.status_code == 200
+    refresh = httpx.post(world["issuer"] + "/token", data={
+        "grant_type": "refresh_token", "refresh_token": out["second"]["refresh_token"], "client_id": client_id})
+    assert refresh.status_code == 400 and refresh.json()["error"] == "invalid_grant"
+    call = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "whoami", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}},
+        headers={"authorization": f"Bearer {out['second']['access_token']}",
+                 "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami"})
+    assert call.status_code == 401
+    # The same browser signs in again for the same client: consent is remembered.
+    again = Browser()
+    again.http = browser.http
+
+    async def second_run() -> str:
+        async with Client(url, auth=sign_in(again, MemoryTokenStore())) as client:
+            return (await client.call_tool("whoami", {})).text
+
+    assert asyncio.run(asyncio.wait_for(second_run(), 60)).startswith("alice ")
+    assert again.consent_pages == 1  # a new registration is a new client: asked again

@@ -1,0 +1,59 @@
+"""A rondo server behind the authorization facade, with a real OpenID provider upstream; served
+by `rondo run` in the facade's live tests. Configured by environment variables:
+FACADE_ISSUER (http://127.0.0.1:PORT), FACADE_IDP (the provider's issuer), FACADE_STORE
+("memory", "file:DIR" or a redis:// URL), FACADE_GRACE, FACADE_VERIFY_TTL."""
+
+from __future__ import annotations
+
+import os
+
+import rondo
+from rondo.auth.facade import Facade, FileStore, MemoryStore, RedisStore, Upstream
+from tests.oidcserver.fixture import CLIENT_ID, CLIENT_SECRET
+
+ISSUER = os.environ["FACADE_ISSUER"]
+STORE = os.environ.get("FACADE_STORE", "memory")
+store = (MemoryStore() if STORE == "memory" else FileStore(STORE[5:]) if STORE.startswith("file:")
+         else RedisStore(STORE))
+
+facade = Facade(
+    issuer=ISSUER,
+    resource=ISSUER + "/mcp",
+    upstream=Upstream(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, issuer=os.environ["FACADE_IDP"],
+                      scopes=("openid", "profile", "email", "offline_access"),
+                      extra_authorize_params={"prompt": "consent"}, name="oidc-provider"),
+    secret=b"the facade live test secret, 32 bytes or more",
+    store=store,
+    scopes_supported=["mcp"],
+    grace=float(os.environ.get("FACADE_GRACE", "30")),
+    verify_ttl=float(os.environ.get("FACADE_VERIFY_TTL", "0")),
+)
+server = rondo.Server("facaded", auth=facade.resource_server(),
+                      state=rondo.StatePolicy(secret=b"a shared state secret of 32 bytes or more"))
+
+
+@server.tool
+def whoami(ctx: rondo.Context) -> str:
+    """Who signed in at the provider, as the provider's userinfo says."""
+    upstream = ctx.auth.claims["upstream"]
+    return f"{ctx.auth.subject} {upstream.get('name')} {upstream.get('email')}"
+
+
+@server.tool
+async def provider_userinfo(ctx: rondo.Context) -> str:
+    """Call the provider's userinfo with the provider's own token (never the client's)."""
+    import httpx
+
+    token = await facade.upstream_token(ctx.auth)
+    async with httpx.AsyncClient() as http:
+        doc = (await http.get(os.environ["FACADE_IDP"] + "/me",
+                              headers={"authorization": f"Bearer {token}"})).json()
+    return f"userinfo says {doc['sub']}"
+
+
+@server.tool
+def confirm(thing: str, ctx: rondo.Context) -> str:
+    """An MRTR round: asks the user, then answers."""
+    answer = ctx.ask("ok", rondo.elicit.form(f"Do {thing}?", {
+        "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}))
+    return f"{ctx.auth.subject} {'did' if answer.content['ok'] else 'skipped'} {thing}"
