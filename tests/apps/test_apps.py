@@ -352,6 +352,7 @@ def test_origins_are_accepted(domain: str) -> None:
 @pytest.mark.parametrize(("options", "message"), [
     ({"csp": {"connectDomains": "https://a.example"}}, "must be a list of origins"),
     ({"csp": ["https://a.example"]}, "csp must be an object"),
+    ({"csp": {"frameDomains": {"https://a.example": 1}}}, "must be a list of origins, got dict"),
     ({"permissions": {"camera": True}}, r"permissions.camera must be an object"),
     ({"permissions": "camera"}, "permissions must be an object"),
     ({"prefers_border": "yes"}, "prefersBorder must be a bool"),
@@ -688,3 +689,50 @@ def test_no_csp_entry_can_add_a_directive_or_a_keyword(entries: list[str]) -> No
     connect = directives[3][1:]
     assert connect == ["'self'", *entries]
     assert all("'" not in e and ";" not in e and "," not in e and " " not in e for e in entries)
+
+
+# -- parsers: bounded, and only AppsError -------------------------------------------------------
+
+
+def test_checking_a_hostile_page_is_linear() -> None:
+    import time
+
+    from rondo.apps.view import check_html
+
+    hostile = ("<!doctype html>" + "<img a" * 170_000).encode()  # ~1 MB of unclosed tags
+    started = time.perf_counter()
+    check_html(hostile, where="v", max_bytes=2_000_000, csp=None)
+    # Quadratic scanning (each <img re-scanning to the end) would take hours here.
+    assert time.perf_counter() - started < 10
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+                    lambda inner: st.lists(inner, max_size=4)
+                    | st.dictionaries(st.sampled_from(["ui", "ui/resourceUri", "resourceUri",
+                                                       "visibility", "csp", "connectDomains",
+                                                       "permissions", "camera", "domain",
+                                                       "prefersBorder", "x"]), inner,
+                                      max_size=5),
+                    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON)
+def test_parsing_any_json_as_metadata_gives_values_or_apps_error(value: Any) -> None:
+    from rondo.apps import ToolLink, ViewMeta
+
+    for parse in (ToolLink.parse, ViewMeta.parse):
+        try:
+            parsed = parse(value)
+        except AppsError:
+            continue
+        if isinstance(parsed, ViewMeta):
+            assert ViewMeta.parse(parsed.wire()) == parsed  # what parses, round-trips
+        elif isinstance(parsed, ToolLink):
+            assert ToolLink.parse(parsed.wire()) == parsed
+
+
+def test_an_unknown_view_is_the_servers_resource_not_found_error() -> None:
+    server, _ = serve()
+    error = Raw(server, caps=UI_CAPS).error("resources/read", {"uri": "ui://nowhere"})
+    assert error["code"] == -32602 and error["data"] == {"uri": "ui://nowhere"}

@@ -8,7 +8,7 @@ the extension's (`apps` 2026-01-26, `McpUiResourceMeta` and `McpUiToolMeta`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ def _origin(value: Any, where: str) -> str:
 
 
 def _origins(values: Any, where: str) -> tuple[str, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+    if not isinstance(values, (list, tuple)):
         raise AppsError(f"{where} must be a list of origins, got {type(values).__name__}")
     found = tuple(_origin(v, where) for v in values)
     if len(found) > MAX_DOMAINS:
@@ -212,7 +212,7 @@ def check_uri(uri: Any) -> str:
 
 
 def check_visibility(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
+    if not isinstance(value, (list, tuple)):
         raise AppsError(f"visibility must be a list drawn from {list(VISIBILITIES)}, got {value!r}")
     found = tuple(value)
     if not found or len(set(found)) != len(found) or not set(found) <= set(VISIBILITIES):

@@ -21,9 +21,10 @@ from .meta import MIME_TYPE, AppsError, Csp, Permissions, ViewMeta, check_uri
 MAX_BYTES = 5 * 1024 * 1024  # a built single-file bundle with a framework fits well under this
 
 _DOCTYPE = re.compile(rb"^(?:\xef\xbb\xbf)?\s*<!doctype\s+html\s*>", re.IGNORECASE)
-# Where a page pulls something in: elements that load, and the attribute that names the URL.
+# Where a page pulls something in: elements that load, and the attribute that names the URL. A
+# tag's scan stops at the next `<`, so no character is scanned twice: linear in the page.
 _ASSET = re.compile(
-    r"<(script|link|img|iframe|source|video|audio|embed)\b[^>]*?\s(src|href)\s*=\s*"
+    r"<(script|link|img|iframe|source|video|audio|embed)\b[^<>]*?\s(src|href)\s*=\s*"
     r"(?:\"([^\"]*)\"|'([^']*)'|([^\s>]+))",
     re.IGNORECASE,
 )
