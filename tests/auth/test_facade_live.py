@@ -211,3 +211,40 @@ def test_conformance_authorization_command_passes_against_the_facade(world: dict
     assert checks == {"authorization-server-metadata": "SUCCESS", "authorization-code-grant": "SUCCESS",
                       "authorization-server-metadata-cimd": "WARNING"}, text
     assert "Total: 2 passed, 0 failed" in text
+
+
+def test_rondo_call_signs_in_through_the_facade(world: dict[str, Any], tmp_path: Path) -> None:
+    """`rondo call` (the terminal client): it prints the facade's /authorize URL, the browser
+    approves consent and signs in at the provider, the call completes; the second run reuses
+    the stored token (no sign-in), and an MRTR round is answered from --answers."""
+    store = tmp_path / "tokens.json"
+    browser = Browser()
+
+    def run(*args: str) -> tuple[str, str, int]:
+        proc = subprocess.Popen([sys.executable, "-m", "rondo.cli", "call", world["url"], *args,
+                                 "--token-store", str(store), "--no-browser"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        errors: list[str] = []
+
+        def watch() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                errors.append(line)
+                for word in line.split():
+                    if word.startswith(world["issuer"] + "/authorize?"):
+                        browser(word)
+
+        reader = threading.Thread(target=watch, daemon=True)
+        reader.start()
+        out, _ = proc.communicate(timeout=60)
+        reader.join(5)
+        return out, "".join(errors), proc.returncode
+
+    out, err, code = run("whoami")
+    assert (out.strip(), code) == ("alice Alice Liddell alice@example.com", 0), err
+    assert len(browser.visits) == 1 and browser.consent_pages == 1 and not browser.errors
+    answers = tmp_path / "answers.json"
+    answers.write_text('{"ok": true}')
+    out, err, code = run("confirm", "thing=the report", "--answers", str(answers))
+    assert (out.strip(), code) == ("alice did the report", 0), err
+    assert len(browser.visits) == 1  # the stored token served the second run

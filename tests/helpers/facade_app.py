@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import rondo
-from rondo.auth.facade import Facade, FileStore, MemoryStore, RedisStore, Upstream
+from rondo.auth.facade import Facade, FileStore, MemoryStore, RedisStore, providers
 from tests.oidcserver.fixture import CLIENT_ID, CLIENT_SECRET
 
 ISSUER = os.environ["FACADE_ISSUER"]
@@ -19,9 +19,11 @@ store = (MemoryStore() if STORE == "memory" else FileStore(STORE[5:]) if STORE.s
 facade = Facade(
     issuer=ISSUER,
     resource=ISSUER + "/mcp",
-    upstream=Upstream(client_id=CLIENT_ID, client_secret=CLIENT_SECRET, issuer=os.environ["FACADE_IDP"],
-                      scopes=("openid", "profile", "email", "offline_access"),
-                      extra_authorize_params={"prompt": "consent"}, name="oidc-provider"),
+    # The generic OpenID preset: discovery, the ID token verified against the provider's keys,
+    # userinfo added. offline_access and prompt=consent: oidc-provider then issues a refresh token.
+    upstream=providers.oidc(os.environ["FACADE_IDP"], client_id=CLIENT_ID, client_secret=CLIENT_SECRET,
+                            scopes=("offline_access",), extra_authorize_params={"prompt": "consent"},
+                            name="oidc-provider"),
     secret=b"the facade live test secret, 32 bytes or more",
     store=store,
     scopes_supported=["mcp"],
