@@ -117,6 +117,21 @@ setup_browser_peer() {
   fi
 }
 
+setup_apps_peer() {
+  # MCP Apps: the pinned official @modelcontextprotocol/ext-apps, bundled by esbuild (pinned, its
+  # binary shipped inside an npm package) into the host bridge `rondo dev --apps-bridge` serves
+  # and the view script the browser test's views inline (tests/cli/test_cli_dev_apps_browser.py).
+  local dir=tests/peers/apps want stamp
+  want="$(hash_of "$dir/package.json" "$dir/package-lock.json" "$dir/build.mjs")"
+  stamp="$dir/node_modules/.lock.sha256"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" || ! -f "$dir/dist/ext-apps-host.js" ]]; then
+    say "installing the pinned ext-apps into $dir/node_modules and bundling it into $dir/dist"
+    (cd "$dir" && PATH="$RONDO_NODE_BIN:$PATH" npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null &&
+      PATH="$RONDO_NODE_BIN:$PATH" node build.mjs)
+    echo "$want" >"$stamp"
+  fi
+}
+
 # Debian packages the integration tier starts on loopback ports (tests/helpers/fleet_parts.py,
 # tests/helpers/redis_server.py). A missing or broken one fails set-up, CI or not: tests must not go
 # quiet because an install failed. Only `--python` (the fast tier) skips them.
@@ -178,4 +193,5 @@ if (( ! python_only )); then
   setup_tmux
   setup_chromium
   setup_browser_peer
+  setup_apps_peer
 fi

@@ -51,8 +51,12 @@ class Bridge:
     """The client the page drives, the questions waiting for the page's answers, and what
     happened since the page last looked."""
 
-    def __init__(self, target: Any, auth: Any = None) -> None:
+    def __init__(self, target: Any, auth: Any = None, *, apps: bytes | None = None,
+                 protocol: str | None = None) -> None:
         self.auth = auth  # sign-in for a protected HTTP server (rondo.client.OAuth)
+        self.apps = apps  # the ext-apps host bridge bundle: views are hosted when given
+        self.protocol = protocol  # a pinned protocol version (else the client probes)
+        self.views: dict[str, Any] = {}  # view id -> dev_apps.View, for its sandbox to fetch
         self.client = self._client_for(target)
         self.pending: dict[str, tuple[Json, asyncio.Future[Json]]] = {}
         self._ids = itertools.count(1)
@@ -115,8 +119,14 @@ class Bridge:
         from ..client.halves import client_half
         from ..client.session import Client
 
+        capabilities: Json = {}
+        if self.apps is not None:
+            from .dev_apps import EXTENSION, MIME_TYPE
+
+            capabilities["extensions"] = {EXTENSION: {"mimeTypes": [MIME_TYPE]}}
         return Client(target, name="rondo-dev", on_elicit=self._elicit, on_sample=self._sample,
                       on_roots=self._roots, elicit_modes=("form", "url"), timeout=None,
+                      protocol=self.protocol, capabilities=capabilities,
                       log_level="info", on_notification=self._notified,
                       tasks=client_half("tasks").TasksClient(on_status=self._task_status),
                       auth=self.auth if isinstance(target, str) else None)
@@ -126,6 +136,7 @@ class Bridge:
         the old client closed once the new one is connected."""
         new = self._client_for(target)
         await new.__aenter__()
+        self.views.clear()
         old, self.client = self.client, new
         for _, future in list(self.pending.values()):
             future.cancel()
@@ -148,24 +159,36 @@ class Bridge:
             shown["schema"] = request.requested_schema or {"type": "object", "properties": {}}
         return await self._ask(shown)
 
-    async def op(self, name: str, body: Json) -> Json:
-        """One API operation; what the page gets back as JSON."""
+    async def op(self, name: str, body: Json, host: str = "127.0.0.1") -> Json:
+        """One API operation; what the page (at `host`) gets back as JSON."""
         client = self.client
         if name == "offer":
-            return {"server": client.server_info, "tools": [_plain(t) for t in await client.list_tools()],
+            return {"server": client.server_info, "apps": self.apps is not None,
+                    "era": client.era,
+                    "tools": [_plain(t) for t in await client.list_tools()],
                     "resources": [_plain(r) for r in await _maybe(client.list_resources)],
                     "templates": [_plain(t) for t in await _maybe(client.list_resource_templates)],
                     "prompts": [_plain(p) for p in await _maybe(client.list_prompts)]}
+        if name == "view":
+            return await self._view(body, host)
         if name == "call":
             tool, arguments = body.get("name"), body.get("arguments") or {}
             if not isinstance(tool, str) or not isinstance(arguments, dict):
                 raise ValueError("call needs a tool name and an arguments object")
+            if body.get("view") is not None:  # what the view's bridge hands on: no nulls
+                await self._check_view_call(body["view"], tool)
+                answer: Json = _bare(_result(await client.call_tool(tool, arguments,
+                                                                    on_progress=self._progress)))
+                return answer
             return _result(await client.call_tool(tool, arguments, on_progress=self._progress))
         if name == "read":
             uri = body.get("uri")
             if not isinstance(uri, str):
                 raise ValueError("read needs a uri")
-            return _result(await client.read_resource(uri))
+            read = _result(await client.read_resource(uri))
+            if body.get("view") is not None:
+                read = _bare(read)
+            return read
         if name == "prompt":
             prompt, arguments = body.get("name"), body.get("arguments") or {}
             if not isinstance(prompt, str) or not isinstance(arguments, dict):
@@ -193,6 +216,53 @@ class Bridge:
             return {"ok": True}
         raise LookupError(name)
 
+    async def _tool(self, name: str) -> Json | None:
+        for tool in await self.client.list_tools():
+            if tool.name == name:
+                found: Json = _plain(tool)
+                return found
+        return None
+
+    async def _view(self, body: Json, host: str) -> Json:
+        """The view a tool links, checked and kept for its sandbox to fetch."""
+        from .dev_apps import MAX_VIEWS, ViewError, make_view, sandbox_host, tool_view_uri
+
+        if self.apps is None:
+            raise ValueError("views are not hosted: start rondo dev with --apps-bridge")
+        name = body.get("tool")
+        tool = await self._tool(name) if isinstance(name, str) else None
+        if tool is None:
+            raise ValueError("view needs the name of a listed tool")
+        uri = tool_view_uri(tool)
+        if uri is None:
+            raise ValueError(f"the tool {name!r} links no view")
+        listed = next((_plain(r) for r in await _maybe(self.client.list_resources)
+                       if r.uri == uri), None)
+        try:
+            view = make_view(uri, _plain(await self.client.read_resource(uri)), listed, tool["name"],
+                             f"http://{host}")
+        except ViewError as exc:
+            raise ValueError(str(exc)) from exc
+        self.views[view.id] = view
+        while len(self.views) > MAX_VIEWS:
+            del self.views[next(iter(self.views))]
+        return {"id": view.id, "uri": uri, "html": view.html, "csp": view.ui.get("csp") or {},
+                "prefersBorder": view.ui.get("prefersBorder"), "tool": _bare(tool),
+                "sandbox": f"http://{sandbox_host(host)}/apps/sandbox/{view.id}"}
+
+    async def _check_view_call(self, view_id: Any, tool_name: str) -> None:
+        """A view may call only tools whose visibility includes "app" (the host's rule)."""
+        from .dev_apps import visibility
+
+        if not isinstance(view_id, str) or view_id not in self.views:
+            raise ValueError("call from an unknown view")
+        tool = await self._tool(tool_name)
+        if tool is None:
+            raise ValueError(f"no tool {tool_name!r}")
+        if "app" not in visibility(tool):
+            raise ValueError(f"the tool {tool_name!r} is not visible to views (visibility "
+                             f"{visibility(tool)})")
+
 
 async def _maybe(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
     from ..wire.errors import McpError
@@ -207,6 +277,15 @@ def _plain(value: Any) -> Any:
     import msgspec
 
     return msgspec.to_builtins(value)
+
+
+def _bare(value: Any) -> Any:
+    """`value` without the null members a schema-checking peer refuses (absent, not null)."""
+    if isinstance(value, dict):
+        return {k: _bare(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_bare(v) for v in value]
+    return value
 
 
 def _result(value: Any) -> Json:
@@ -234,8 +313,11 @@ class DevApp:
             from .dev_page import PAGE
 
             await _send(send, 200, PAGE.encode(), b"text/html; charset=utf-8",
-                        [(b"content-security-policy", CSP), (b"referrer-policy", b"no-referrer"),
-                         (b"x-frame-options", b"DENY")])
+                        [(b"content-security-policy", self._page_csp(host)),
+                         (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY")])
+            return
+        if method == "GET" and path.startswith("/apps/") and self.bridge.apps is not None:
+            await self._apps_get(send, path, host)
             return
         if method != "POST" or not path.startswith("/api/"):
             await _reply(send, 404, {"error": "not found"})
@@ -256,7 +338,7 @@ class DevApp:
             data = json.loads(body or b"{}")
             if not isinstance(data, dict):
                 raise ValueError("the body must be a JSON object")
-            answer = await self.bridge.op(path[len("/api/"):], data)
+            answer = await self.bridge.op(path[len("/api/"):], data, host)
         except LookupError:
             await _reply(send, 404, {"error": f"no operation {path[len('/api/'):]!r}"})
             return
@@ -267,6 +349,36 @@ class DevApp:
             await _reply(send, 200, {"failed": f"{type(exc).__name__}: {exc}"})
             return
         await _reply(send, 200, answer)
+
+    def _page_csp(self, host: str) -> bytes:
+        if self.bridge.apps is None:
+            return CSP
+        from .dev_apps import sandbox_host
+
+        # the bridge bundle from this origin; views only in frames from the sandbox's origin
+        return CSP.replace(b"script-src ", b"script-src 'self' ").replace(
+            b"frame-ancestors", b"frame-src http://" + sandbox_host(host).encode() + b"; frame-ancestors")
+
+    async def _apps_get(self, send: Send, path: str, host: str) -> None:
+        """The host bridge bundle, the sandbox proxy's script, and a view's sandbox document
+        (served only on the sandbox's own origin, under the view's CSP)."""
+        from .dev_apps import SANDBOX_SCRIPT, sandbox_host, sandbox_page
+
+        js = b"text/javascript; charset=utf-8"
+        if path == "/apps/bridge.js":
+            assert self.bridge.apps is not None
+            await _send(send, 200, self.bridge.apps, js, [(b"x-content-type-options", b"nosniff")])
+            return
+        if path == "/apps/sandbox.js":
+            await _send(send, 200, SANDBOX_SCRIPT, js, [(b"x-content-type-options", b"nosniff")])
+            return
+        view = self.bridge.views.get(path[len("/apps/sandbox/"):]) if path.startswith("/apps/sandbox/") else None
+        if view is None or host != sandbox_host(view.page[len("http://"):]):
+            await _reply(send, 404, {"error": "no such view here"})
+            return
+        await _send(send, 200, sandbox_page(view.page), b"text/html; charset=utf-8",
+                    [(b"content-security-policy", view.csp.encode()),
+                     (b"referrer-policy", b"no-referrer"), (b"x-content-type-options", b"nosniff")])
 
 
 
@@ -358,12 +470,38 @@ def dev_command(argv: list[str]) -> int:
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--no-browser", action="store_true", help="only print the page's URL "
                         "(and a sign-in URL)")
+    parser.add_argument("--protocol", metavar="VERSION", help="pin the protocol version the page's "
+                        "client speaks (e.g. 2025-11-25; default: probe, newest first)")
+    parser.add_argument("--apps-bridge", metavar="FILE", help="host tools' views (MCP Apps) through "
+                        "this browser bundle of @modelcontextprotocol/ext-apps/app-bridge (default: "
+                        "$RONDO_APPS_BRIDGE; see docs/apps.md, Hosting views)")
     sign_in = parser.add_argument_group("signing in to a protected HTTP server (OAuth), as rondo call does")
     sign_in.add_argument("--token-store", metavar="FILE",
                          help="where tokens are kept (default ~/.local/state/rondo/tokens.json)")
     sign_in.add_argument("--client-id", help="a pre-registered client id (secret from $RONDO_CLIENT_SECRET)")
     sign_in.add_argument("--no-auth", action="store_true", help="never sign in")
     args = parser.parse_args(argv)
+    import os
+
+    from .dev_apps import ENV_BRIDGE, ViewError, bridge_version, load_bridge
+
+    if args.protocol is not None:
+        from ..wire.meta import LEGACY_VERSIONS, MODERN_VERSIONS
+
+        if args.protocol not in (*MODERN_VERSIONS, *LEGACY_VERSIONS):
+            print(f"rondo dev: unknown protocol version {args.protocol!r} (known: "
+                  f"{', '.join((*MODERN_VERSIONS, *LEGACY_VERSIONS))})", file=sys.stderr)
+            return 2
+    apps: bytes | None = None
+    bridge_file = args.apps_bridge or os.environ.get(ENV_BRIDGE)
+    if bridge_file:
+        try:
+            apps = load_bridge(bridge_file)
+        except ViewError as exc:
+            print(f"rondo dev: {exc}", file=sys.stderr)
+            return 2
+        print(f"rondo dev: hosting views with ext-apps {bridge_version(apps) or '(version not named)'} "
+              f"from {bridge_file}", file=sys.stderr)
     server: Any = None
     target: Any = args.app
     if not is_served_elsewhere(args.app):
@@ -384,7 +522,7 @@ def dev_command(argv: list[str]) -> int:
     try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_serve(server, target, args.port, not args.no_browser, args.app,
-                               _auth(args, target)))
+                               _auth(args, target), apps=apps, protocol=args.protocol))
     except (ClientError, McpError, OSError) as exc:
         print(f"rondo dev: cannot reach the server: {exc}", file=sys.stderr)
         return 1
@@ -423,7 +561,7 @@ def _auth(args: argparse.Namespace, target: Any) -> Any:
 
 
 async def _serve(server: Any, target: Any, port: int, browser: bool, source: str | None = None,
-                 auth: Any = None) -> None:
+                 auth: Any = None, *, apps: bytes | None = None, protocol: str | None = None) -> None:
     import socket
 
     import uvicorn
@@ -436,7 +574,7 @@ async def _serve(server: Any, target: Any, port: int, browser: bool, source: str
         running = contextlib.AsyncExitStack()
         if server is not None:
             await running.enter_async_context(server.started())
-        bridge = await stack.enter_async_context(Bridge(target, auth))
+        bridge = await stack.enter_async_context(Bridge(target, auth, apps=apps, protocol=protocol))
         if server is not None and isinstance(source, str):
             watcher = asyncio.ensure_future(Reloader(source, bridge, running).watch())
             stack.callback(watcher.cancel)

@@ -146,15 +146,66 @@ function showResult(box, result) {
 async function run(box, label, op, body) {
   inflight++; note(label + " sent");
   box.replaceChildren($("pre", {text: "waiting..."}));
-  try { const result = await api(op, body); showResult(box, result); note(label + (result.isError ? " failed" : " done")); }
-  catch (e) { box.className = "result error"; box.replaceChildren($("pre", {text: String(e.message)})); note(label + " failed"); }
+  try { const result = await api(op, body); showResult(box, result); note(label + (result.isError ? " failed" : " done")); return result; }
+  catch (e) { box.className = "result error"; box.replaceChildren($("pre", {text: String(e.message)})); note(label + " failed"); return null; }
   finally { inflight--; }
 }
-function card(kind, name, description, schema, op, bodyOf) {
+function card(kind, name, description, schema, op, bodyOf, extra) {
   const form = formFor(schema); const out = $("div", {class: "result"});
   const button = $("button", {"data-testid": kind + "-" + name, text: {tool: "Call", resource: "Read", template: "Read", prompt: "Get"}[kind]});
-  button.onclick = () => { let values; try { values = form.read(); } catch (e) { return; } run(out, kind + " " + name, op, bodyOf(values)); };
-  return $("section", {class: "card", "data-card": kind + ":" + name}, $("h3", {text: name}), description ? $("p", {class: "desc", text: description}) : null, form, button, out);
+  button.onclick = () => { let values; try { values = form.read(); } catch (e) { return; } const done = run(out, kind + " " + name, op, bodyOf(values)); if (extra) extra.called(values, done); };
+  return $("section", {class: "card", "data-card": kind + ":" + name}, $("h3", {text: name}), description ? $("p", {class: "desc", text: description}) : null, form, button, out, extra ? extra.box : null);
+}
+// -- MCP Apps: a tool's view, hosted through the official bridge (ext-apps' AppBridge) ------------
+function viewUri(t) { const m = t._meta || {}; const ui = m.ui || {};
+  return typeof ui.resourceUri === "string" ? ui.resourceUri : typeof m["ui/resourceUri"] === "string" ? m["ui/resourceUri"] : null; }
+function visibleTo(t, who) { const ui = (t._meta || {}).ui; return (ui && Array.isArray(ui.visibility) ? ui.visibility : ["model", "app"]).includes(who); }
+function loadBridge() {
+  if (window.McpAppsHost) return Promise.resolve();
+  return new Promise((ok, no) => { const s = $("script", {src: "/apps/bridge.js"}); s.onload = ok;
+    s.onerror = () => no(new Error("the apps bridge did not load")); document.head.append(s); });
+}
+const hosted = new Map();  // a card's view box -> its bridge and frame
+function viewBox(t, apps) {
+  const uri = viewUri(t);
+  if (!uri) return null;
+  const box = $("div", {class: "view", "data-testid": "view"});
+  if (!apps) { box.append($("p", {class: "desc", text: "Has a view (" + uri + "): start rondo dev with --apps-bridge to see it."})); return {box, called() {}}; }
+  return {box, called(values, done) { hostView(box, t, values, done).catch(e => { box.replaceChildren($("pre", {class: "error", "data-testid": "view-error", text: e.message})); note("view of " + t.name + " failed: " + e.message); }); }};
+}
+async function hostView(box, tool, args, called) {
+  const old = hosted.get(box);
+  if (old) { hosted.delete(box); try { await old.bridge.teardownResource({}); } catch (e) { /* gone already */ } old.frame.remove(); }
+  const view = await api("view", {tool: tool.name});
+  const {AppBridge, PostMessageTransport} = window.McpAppsHost;
+  const frame = $("iframe", {sandbox: "allow-scripts allow-same-origin allow-forms", "data-testid": "view-frame", "data-view": view.uri,
+    title: "view " + view.uri, style: "display:block;width:100%;height:160px;border:" + (view.prefersBorder === false ? "0" : "1px solid #ccc")});
+  box.replaceChildren(frame);
+  const bridge = new AppBridge(null, {name: "rondo-dev", version: "1"},
+    {openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, message: {text: {}}, sandbox: {csp: view.csp}},
+    {hostContext: {theme: "light", displayMode: "inline", availableDisplayModes: ["inline"], platform: "web", toolInfo: {tool: view.tool}}});
+  hosted.set(box, {bridge, frame});
+  bridge.oncalltool = async (params) => {  // through the page's client: a question shows here, the view gets the end
+    note("view called " + params.name);
+    const result = await api("call", {name: params.name, arguments: params.arguments || {}, view: view.id});
+    note("view's call of " + params.name + (result.isError ? " failed" : " done"));
+    return result;
+  };
+  bridge.onreadresource = async (params) => api("read", {uri: params.uri, view: view.id});
+  bridge.onopenlink = async ({url}) => { window.open(url, "_blank", "noopener"); return {}; };
+  bridge.onmessage = async (params) => { note("view says: " + (params.content || []).map(c => c.text || c.type).join(" ")); return {}; };
+  bridge.onloggingmessage = (p) => note("[" + p.level + "] view: " + (typeof p.data === "string" ? p.data : JSON.stringify(p.data)));
+  bridge.onsizechange = ({height}) => { if (height) frame.style.height = Math.min(Math.ceil(height) + 2, 2000) + "px"; };
+  bridge.onsandboxready = () => bridge.sendSandboxResourceReady({html: view.html, csp: view.csp});
+  bridge.oninitialized = async () => {
+    note("view " + view.uri + " ready");
+    await bridge.sendToolInput({arguments: args});
+    const result = await called;
+    if (result) await bridge.sendToolResult(JSON.parse(JSON.stringify(result, (k, v) => v === null ? undefined : v)));  // absent, not null
+    else await bridge.sendToolCancelled({reason: "the call failed"});
+  };
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  frame.src = view.sandbox;
 }
 // -- the server's questions -----------------------------------------------------------------------
 const shown = new Map();
@@ -246,10 +297,15 @@ async function render() {
   const offer = await api("offer");
   const info = offer.server || {};
   document.getElementById("title").textContent = info.name || "server";
-  document.getElementById("subtitle").textContent = info.version || "";
+  document.getElementById("subtitle").textContent = (info.version || "") + (offer.era ? " (" + offer.era + " era)" : "");
+  document.body.dataset.era = offer.era || "";
   const root = document.getElementById("offer"); root.replaceChildren();
   const section = (title, items) => { root.append($("h2", {text: title + " (" + items.length + ")"})); items.forEach(i => root.append(i)); };
-  section("Tools", offer.tools.map(t => card("tool", t.name, t.description, t.inputSchema, "call", v => ({name: t.name, arguments: v}))));
+  if (offer.apps) await loadBridge();
+  const forModel = offer.tools.filter(t => visibleTo(t, "model"));
+  section("Tools", forModel.map(t => card("tool", t.name, t.description, t.inputSchema, "call", v => ({name: t.name, arguments: v}), viewBox(t, offer.apps))));
+  const viewOnly = offer.tools.filter(t => !visibleTo(t, "model")).map(t => t.name);
+  if (viewOnly.length) root.append($("p", {class: "desc", "data-testid": "view-only-tools", text: "Only views call: " + viewOnly.join(", ")}));
   section("Resources", offer.resources.map(r => card("resource", r.uri, r.description, {}, "read", () => ({uri: r.uri}))));
   section("Templates", offer.templates.map(t => { const vars = [...t.uriTemplate.matchAll(/\{[+#]?([^}]+)\}/g)].map(m => m[1]);
     const schema = {type: "object", properties: Object.fromEntries(vars.map(v => [v, {type: "string"}])), required: vars};
