@@ -16,7 +16,7 @@ import pytest
 import rondo
 from rondo.client import Client, PendingCall
 from rondo.gateway.bridge import Hold, Replay
-from tests.helpers.bridge_upstream import CANCELLED, RUNS, answers, bridge_upstream
+from tests.helpers.bridge_upstream import CANCELLED, RUNS, STARTED, answers, bridge_upstream
 from tests.helpers.gateway_upstream import served
 
 MODES = ["hold", "replay"]
@@ -240,6 +240,33 @@ def test_hold_an_unanswered_call_expires_is_cancelled_upstream_and_its_state_ref
             with pytest.raises(rondo.McpError, match="held upstream call has ended") as caught:
                 await c.resume(pending, {"sure": {"action": "accept", "content": {"ok": True}}})
             assert caught.value.code == -32602
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("protocol", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_cancelled_bridged_call_is_cancelled_upstream(upstream: str, mode: str,
+                                                        protocol: str) -> None:
+    proxy = front(upstream, mode)
+    tag = f"{mode}/{protocol}"
+
+    async def go() -> None:
+        async with proxy.started(), client(proxy, protocol) as c:
+            call = asyncio.ensure_future(c.call_tool("dawdle", {"tag": tag}))
+            deadline = asyncio.get_running_loop().time() + 10
+            while tag not in STARTED:  # the call reached the upstream's handler
+                assert asyncio.get_running_loop().time() < deadline, "upstream never called"
+                await asyncio.sleep(0.02)
+            call.cancel()
+            await asyncio.wait({call})
+            assert call.cancelled()
+            while not CANCELLED[tag]:  # the upstream's handler ended by cancellation
+                assert asyncio.get_running_loop().time() < deadline, "upstream never cancelled"
+                await asyncio.sleep(0.05)
+            bridge = _bridge(proxy)
+            assert bridge.held == {}
+            assert (await c.call_tool("add", {"a": 1, "b": 2})).text == "3"
 
     asyncio.run(go())
 

@@ -17,6 +17,7 @@ from rondo import elicit, roots, sampling
 
 RUNS: Counter[str] = Counter()
 CANCELLED: Counter[str] = Counter()
+STARTED: list[str] = []
 DAY = elicit.form("Which day?", {
     "type": "object", "properties": {"day": {"type": "string"}}, "required": ["day"]})
 TIME = elicit.form("What time?", {
@@ -85,6 +86,17 @@ def bridge_upstream() -> rondo.Server:
             CANCELLED["patient"] += 1
             raise
         return f"patient: {answer.content['ok']}"
+
+    @up.tool
+    async def dawdle(tag: str, ctx: rondo.Context) -> str:
+        """Works 20 s before asking, recording whether it was cancelled meanwhile."""
+        STARTED.append(tag)
+        try:
+            await asyncio.sleep(20)
+        except asyncio.CancelledError:
+            CANCELLED[tag] += 1
+            raise
+        return f"dawdled: {(await ctx.ask('sure', SURE)).content['ok']}"
 
     @up.tool
     def add(a: int, b: int) -> int:
