@@ -292,7 +292,8 @@ def entra(*, tenant: str, client_id: str, client_secret: str, scopes: Iterable[s
     name one resource only (AADSTS28000): `scopes` naming two is refused here. The user is read
     from the verified ID token alone (Graph's userinfo needs a Graph token, which a token for
     your API is not); the subject is `oid`, the user's id across the tenant's apps (`sub`
-    differs per app). `offline_access` is asked for, for a refresh token."""
+    differs per app). `offline_access` is asked for, for a refresh token, and the scopes are
+    sent to the token endpoint too (without them Entra answers AADSTS28003)."""
     _secret(name, client_id, client_secret)
     if not isinstance(tenant, str) or tenant.lower() in _ENTRA_MULTI:
         raise ValueError(f"{name}: tenant must be your tenant's id (a GUID); the multi-tenant "
@@ -313,7 +314,7 @@ def entra(*, tenant: str, client_id: str, client_secret: str, scopes: Iterable[s
                     authorize_url=f"{base}/oauth2/v2.0/authorize",
                     token_url=f"{base}/oauth2/v2.0/token", scopes=wanted, subject_claim="oid",
                     identity=oidc_identity(userinfo=False), token_auth="client_secret_post",
-                    name=name)
+                    extra_token_params={"scope": " ".join(wanted)}, name=name)
 
 
 def auth0(*, domain: str, client_id: str, client_secret: str, audience: str | None = None,
