@@ -1,5 +1,7 @@
 """A small MCP Apps server: one view with a CSP, a tool rendering in it, and an app-only tool
-that asks the user. Over stdio for tests/apps (served through `rondo.proxy`); over HTTP with
+that asks the user; and a view made with `rondo.apps.page()` (rondo's own wiring) for the
+stock table, whose button calls an app-only tool that asks the user too (tests/apps: driven in
+Chromium by page_in_chromium.mjs). Over stdio for tests/apps (served through `rondo.proxy`); over HTTP with
 `--port N` for the interop checks (interop/ts_apps_client_check.mjs,
 interop/inspector_apps_check.py)."""
 
@@ -9,7 +11,7 @@ import sys
 
 import rondo
 from rondo import elicit
-from rondo.apps import Apps, Csp
+from rondo.apps import Apps, Csp, page
 
 PAGE = "<!doctype html><html><body><p>orders</p></body></html>"
 
@@ -31,6 +33,37 @@ def confirm(order: int, ctx: rondo.Context) -> str:
     answer = ctx.ask("ok", elicit.form("Confirm the order?", {
         "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}))
     return f"confirmed {order}" if answer.accepted and answer.content["ok"] else "not confirmed"
+
+
+STOCK = apps.view("ui://stock/table", prefers_border=True, html=page(
+    title="Stock",
+    style="table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}",
+    body="<h3>Stock</h3><p id='input'>-</p><div id='rows'>loading...</div>"
+         "<button id='restock'>Restock tea</button><p id='out'>-</p>",
+    script="""
+      view.onInput((args) => { document.getElementById("input").textContent = JSON.stringify(args); });
+      view.onResult((result) => view.table(document.getElementById("rows"), view.data(result)));
+      document.getElementById("restock").onclick = async () => {
+        const out = document.getElementById("out");
+        out.textContent = "waiting...";
+        try { out.textContent = view.text(await view.call("restock", {item: "tea"})); }
+        catch (e) { out.textContent = "error " + e.code + ": " + e.message; }
+      };
+    """))
+
+
+@apps.tool(view=STOCK)
+def stock(shelf: str = "A") -> list[dict[str, object]]:
+    """The stock on a shelf, as a table in its view."""
+    return [{"item": "tea", "count": 3, "shelf": shelf}, {"item": "coffee", "count": 0, "shelf": shelf}]
+
+
+@apps.tool(view=STOCK, visibility=["app"])
+def restock(item: str, ctx: rondo.Context) -> str:
+    """Restock an item, asking how many (the table's button)."""
+    answer = ctx.ask("count", elicit.form(f"How many {item}?", {
+        "type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}))
+    return f"restocked {answer.content['count']} {item}" if answer.accepted else "not restocked"
 
 
 if __name__ == "__main__":
