@@ -284,3 +284,49 @@ def test_official_typescript_client_signs_in_through_the_facade(world: dict[str,
         "ok - MRTR round\n",
         "ok - refresh on 401 with rotation\n",
         "ok - refused after revocation (the refresh answers invalid_grant)\n"], text
+
+
+def test_the_inspector_cli_signs_in_through_the_facade(world: dict[str, Any], tmp_path: Path) -> None:
+    """mcpdo (MCP Inspector 2.12.0): connect -> pendingAuth -> the facade's consent and the
+    provider's sign-in (this test's browser) -> mcpdo's own loopback callback -> a tool reading
+    the provider identity -> an MRTR round answered through `elicitation/respond`."""
+    import json
+
+    from tests.helpers.facade_browser import approve
+
+    inspector = ROOT / "interop" / "node_modules" / ".bin" / "mcpdo"
+    assert inspector.exists(), "interop/node_modules not installed: run bash scripts/setup.sh"
+    env = {**os.environ, "HOME": str(tmp_path), "MCP_INSPECTOR_SECRET_STORE": "file",
+           "NODE_NO_WARNINGS": "1", "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    exports = subprocess.run([str(inspector), "private"], env=env, capture_output=True, text=True,
+                             check=True, timeout=30).stdout
+    for line in exports.splitlines():  # export NAME='value'
+        name, _, value = line.removeprefix("export ").partition("=")
+        env[name] = value.strip("'")
+
+    def mcpdo(*args: str) -> dict[str, Any]:
+        out = subprocess.run([str(inspector), "--format", "json", *args], env=env,
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return dict(json.loads(out.stdout))
+
+    url = world["url"]
+    try:
+        connected = mcpdo("connect", url, "--era", "modern")
+        assert connected["pendingAuth"] is True
+        auth_url = connected["authUrl"]
+        assert auth_url.startswith(world["issuer"] + "/authorize?")
+        redirect = httpx.URL(auth_url).params["redirect_uri"]
+        with httpx.Client(timeout=15) as browser:
+            back = approve(browser, auth_url, redirect)
+        assert httpx.get(back, timeout=10).status_code == 200  # mcpdo's own listener
+        conn = ("--connection", url)
+        assert mcpdo(*conn, "connections/show")["auth"]["authorized"] is True
+        who = mcpdo(*conn, "tools/call", "whoami")
+        assert who["content"][0]["text"] == "alice Alice Liddell alice@example.com"
+        pending = mcpdo(*conn, "tools/call", "confirm", "thing:=the audit")["elicitationPending"]
+        assert pending["message"] == "Do the audit?"
+        done = mcpdo(*conn, "elicitation/respond", pending["elicitationId"], "ok:=true")
+        assert done["content"][0]["text"] == "alice did the audit"
+    finally:
+        subprocess.run([str(inspector), "daemon", "stop"], env=env, capture_output=True, timeout=30)
