@@ -101,6 +101,10 @@ check ts-apps-client node interop/ts_apps_client_check.mjs
 check inspector-apps "$RONDO_PY" interop/inspector_apps_check.py --node "$(command -v node)"
 # and rondo's client half reading views from a server built with ext-apps' registerAppTool
 check rondo-client-ts-apps-server "$RONDO_PY" interop/rondo_apps_check.py --node "$(command -v node)"
+# the server rondo dev hosts in Chromium (tests/cli/test_cli_dev_apps_browser.py), read and driven
+# by the official TypeScript client on both eras (the view's asking call included) and the Inspector
+# CLI; its view inlines the ext-apps App bundle scripts/setup.sh builds in tests/peers/apps
+check ts-apps-host-server node interop/ts_apps_host_check.mjs
 
 echo "interop: $passed passed, $failed failed"
 (( failed == 0 ))

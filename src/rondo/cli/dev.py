@@ -119,14 +119,14 @@ class Bridge:
         from ..client.halves import client_half
         from ..client.session import Client
 
-        capabilities: Json = {}
-        if self.apps is not None:
-            from .dev_apps import EXTENSION, MIME_TYPE
+        extensions: list[Any] = []
+        if self.apps is not None:  # declared: the server lists the tools only views call
+            from ..apps.client import AppsClient
 
-            capabilities["extensions"] = {EXTENSION: {"mimeTypes": [MIME_TYPE]}}
+            extensions.append(AppsClient())
         return Client(target, name="rondo-dev", on_elicit=self._elicit, on_sample=self._sample,
                       on_roots=self._roots, elicit_modes=("form", "url"), timeout=None,
-                      protocol=self.protocol, capabilities=capabilities,
+                      protocol=self.protocol, extensions=extensions,
                       log_level="info", on_notification=self._notified,
                       tasks=client_half("tasks").TasksClient(on_status=self._task_status),
                       auth=self.auth if isinstance(target, str) else None)
@@ -216,52 +216,43 @@ class Bridge:
             return {"ok": True}
         raise LookupError(name)
 
-    async def _tool(self, name: str) -> Json | None:
-        for tool in await self.client.list_tools():
-            if tool.name == name:
-                found: Json = _plain(tool)
-                return found
-        return None
-
     async def _view(self, body: Json, host: str) -> Json:
-        """The view a tool links, checked and kept for its sandbox to fetch."""
-        from .dev_apps import MAX_VIEWS, ViewError, make_view, sandbox_host, tool_view_uri
+        """The view a tool links, read and checked, kept for its sandbox to fetch."""
+        from ..apps.client import tool_view
+        from .dev_apps import MAX_VIEWS, sandbox_host
+        from .dev_apps import host as hosted
 
         if self.apps is None:
             raise ValueError("views are not hosted: start rondo dev with --apps-bridge")
         name = body.get("tool")
-        tool = await self._tool(name) if isinstance(name, str) else None
-        if tool is None:
-            raise ValueError("view needs the name of a listed tool")
-        uri = tool_view_uri(tool)
-        if uri is None:
+        if not isinstance(name, str):
+            raise ValueError("view needs a tool's name")
+        linked = await tool_view(self.client, name)  # AppsError (a ValueError) says what is wrong
+        if linked is None:
             raise ValueError(f"the tool {name!r} links no view")
-        listed = next((_plain(r) for r in await _maybe(self.client.list_resources)
-                       if r.uri == uri), None)
-        try:
-            view = make_view(uri, _plain(await self.client.read_resource(uri)), listed, tool["name"],
-                             f"http://{host}")
-        except ViewError as exc:
-            raise ValueError(str(exc)) from exc
+        view = hosted(linked, f"http://{host}")
         self.views[view.id] = view
         while len(self.views) > MAX_VIEWS:
             del self.views[next(iter(self.views))]
-        return {"id": view.id, "uri": uri, "html": view.html, "csp": view.ui.get("csp") or {},
-                "prefersBorder": view.ui.get("prefersBorder"), "tool": _bare(tool),
+        tool = next(_bare(_plain(t)) for t in await self.client.list_tools() if t.name == name)
+        return {"id": view.id, "uri": view.uri, "html": view.html, "tool": tool,
+                "csp": linked.meta.csp.wire() if linked.meta.csp is not None else {},
+                "prefersBorder": linked.meta.prefers_border,
                 "sandbox": f"http://{sandbox_host(host)}/apps/sandbox/{view.id}"}
 
     async def _check_view_call(self, view_id: Any, tool_name: str) -> None:
         """A view may call only tools whose visibility includes "app" (the host's rule)."""
-        from .dev_apps import visibility
+        from ..apps.meta import ToolLink
 
         if not isinstance(view_id, str) or view_id not in self.views:
             raise ValueError("call from an unknown view")
-        tool = await self._tool(tool_name)
+        tool = next((t for t in await self.client.list_tools() if t.name == tool_name), None)
         if tool is None:
             raise ValueError(f"no tool {tool_name!r}")
-        if "app" not in visibility(tool):
+        link = ToolLink.parse(tool.meta)
+        if link is not None and "app" not in link.visibility:
             raise ValueError(f"the tool {tool_name!r} is not visible to views (visibility "
-                             f"{visibility(tool)})")
+                             f"{list(link.visibility)})")
 
 
 async def _maybe(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:

@@ -6,9 +6,10 @@ needs no Node unless you build that bundle). The view runs two frames deep, on a
 than the page: the page's name is 127.0.0.1, the sandbox proxy's is localhost (or the other
 way round), so the view can never reach the page, its secret or its API. The proxy document
 is served with the view's Content-Security-Policy as an HTTP header, built here from the
-domains the view declared (`_meta.ui.csp`), and the view's own frame (`srcdoc`, sandboxed
-without `allow-same-origin`) inherits it: a domain the view did not declare is never loaded,
-and a declared "domain" that is not an origin refuses the view.
+domains the view declared (`_meta.ui.csp`, read and checked by `rondo.apps.client`), and the
+view's own frame (`srcdoc`, sandboxed without `allow-same-origin`) inherits it: a domain the
+view did not declare is never loaded, and a declared "domain" that is not an origin refuses
+the view.
 
 What a view asks for goes through the same client as the page: its `tools/call` (checked
 against the tool's `visibility`), `resources/read`; a call answered `input_required` shows its
@@ -17,27 +18,16 @@ question on the page, and the view gets the final result.
 
 from __future__ import annotations
 
-import base64
 import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-Json = dict[str, Any]
-
-EXTENSION = "io.modelcontextprotocol/ui"
-MIME_TYPE = "text/html;profile=mcp-app"
-MAX_VIEW_BYTES = 4 << 20  # a view's HTML (its scripts inlined)
 MAX_BRIDGE_BYTES = 8 << 20
 MAX_VIEWS = 50  # views kept for their sandbox to fetch
 BRIDGE_GLOBAL = "McpAppsHost"
 ENV_BRIDGE = "RONDO_APPS_BRIDGE"
-
-# An origin a view may name: a scheme, a host (a leading "*." allowed) and maybe a port; no
-# path, query, quotes, spaces or semicolons, nothing that could end the CSP directive.
-_ORIGIN = re.compile(r"^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?$")
-
 
 class ViewError(ValueError):
     """A view this host will not render (and why)."""
@@ -65,108 +55,25 @@ def bridge_version(bundle: bytes) -> str | None:
     return found.group(1).decode() if found else None
 
 
-def origins(csp: Json, key: str) -> list[str]:
-    """The origins listed under `csp[key]`; anything else is refused."""
-    listed = csp.get(key)
-    if listed is None:
-        return []
-    if not isinstance(listed, list):
-        raise ViewError(f"_meta.ui.csp.{key} must be a list of origins")
-    for entry in listed:
-        if not isinstance(entry, str) or not _ORIGIN.match(entry):
-            raise ViewError(f"_meta.ui.csp.{key} names {entry!r}, which is not an origin "
-                            "(scheme://host[:port])")
-    return list(listed)
-
-
-def view_csp(ui: Json, frame_ancestor: str) -> str:
-    """The Content-Security-Policy a view runs under: the extension's default, widened only by
-    the origins the view declared, framed only by the page (`frame_ancestor`)."""
-    csp = ui.get("csp") or {}
-    if not isinstance(csp, dict):
-        raise ViewError("_meta.ui.csp must be an object")
-    connect = origins(csp, "connectDomains")
-    resource = " ".join(origins(csp, "resourceDomains"))
-    frames = origins(csp, "frameDomains")
-    bases = origins(csp, "baseUriDomains")
-    extra = f" {resource}" if resource else ""
-    directives = [
-        "default-src 'none'",
-        f"script-src 'self' 'unsafe-inline'{extra}",
-        f"style-src 'self' 'unsafe-inline'{extra}",
-        f"img-src 'self' data:{extra}",
-        f"font-src 'self'{extra}",
-        f"media-src 'self' data:{extra}",
-        "connect-src " + (" ".join(connect) if connect else "'none'"),
-        "frame-src " + (" ".join(frames) if frames else "'none'"),
-        "base-uri " + (" ".join(bases) if bases else "'none'"),
-        "form-action 'none'",
-        f"frame-ancestors {frame_ancestor}",
-    ]
-    return "; ".join(directives)
-
-
-def tool_view_uri(tool: Json) -> str | None:
-    """The `ui://` resource a tool links (`_meta.ui.resourceUri`, else the older flat key)."""
-    meta = tool.get("_meta") or {}
-    ui = meta.get("ui")
-    uri = ui.get("resourceUri") if isinstance(ui, dict) else None
-    uri = uri if uri is not None else meta.get("ui/resourceUri")
-    return uri if isinstance(uri, str) else None
-
-
-def visibility(tool: Json) -> list[str]:
-    """Who may call the tool: "model" (the agent's list), "app" (a view); both by default."""
-    ui = (tool.get("_meta") or {}).get("ui")
-    seen = ui.get("visibility") if isinstance(ui, dict) else None
-    if isinstance(seen, list) and all(isinstance(v, str) for v in seen):
-        return list(seen)
-    return ["model", "app"]
-
-
 @dataclass(frozen=True)
-class View:
-    """A view ready for its sandbox: the HTML, the CSP it runs under, what it declared."""
+class HostedView:
+    """A view ready for its sandbox: the HTML, the CSP it runs under, the page that shows it."""
 
     id: str
     uri: str
     html: str
     csp: str
-    ui: Json
     tool: str
     page: str  # the page's origin: the only one that may frame the view, and talk to it
 
 
-def make_view(uri: str, read: Json, listed: Json | None, tool: str, frame_ancestor: str) -> View:
-    """Check a `resources/read` result for `uri` and make it a `View` (or say why not)."""
-    if not uri.startswith("ui://"):
-        raise ViewError(f"a view's URI must start with ui://, not {uri!r}")
-    items = [c for c in read.get("contents") or [] if isinstance(c, dict) and c.get("uri") == uri]
-    if not items:
-        raise ViewError(f"reading {uri} gave no content for that URI")
-    item = items[0]
-    if item.get("mimeType") != MIME_TYPE:
-        raise ViewError(f"{uri} is {item.get('mimeType')!r}, not {MIME_TYPE}")
-    if isinstance(item.get("text"), str):
-        html = item["text"]
-    elif isinstance(item.get("blob"), str):
-        try:
-            html = base64.b64decode(item["blob"], validate=True).decode("utf-8")
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ViewError(f"{uri}'s blob is not base64 UTF-8 HTML") from exc
-    else:
-        raise ViewError(f"{uri} has neither text nor blob")
-    if len(html.encode()) > MAX_VIEW_BYTES:
-        raise ViewError(f"{uri} is larger than {MAX_VIEW_BYTES} bytes")
-    ui = (item.get("_meta") or {}).get("ui")  # the content item's metadata wins
-    if ui is None:
-        ui = ((listed or {}).get("_meta") or {}).get("ui")
-    if ui is None:
-        ui = {}
-    if not isinstance(ui, dict):
-        raise ViewError(f"{uri}'s _meta.ui must be an object")
-    return View(secrets.token_urlsafe(12), uri, html, view_csp(ui, frame_ancestor), ui, tool,
-                frame_ancestor)
+def host(linked: Any, page_origin: str) -> HostedView:
+    """A view as `rondo.apps.client.tool_view` read and checked it, made ready for a sandbox:
+    the CSP is the view's own policy (`ViewMeta.policy()`: the extension's default, widened
+    only by the origins it declared), with no form posting and framed only by the page."""
+    csp = f"{linked.meta.policy()}; form-action 'none'; frame-ancestors {page_origin}"
+    return HostedView(secrets.token_urlsafe(12), linked.view.uri, linked.html, csp, linked.tool,
+                      page_origin)
 
 
 def sandbox_host(page_host: str) -> str:

@@ -31,7 +31,6 @@ try {
   seen.proxyUrl = await frame.getAttribute("src");
   seen.proxySandbox = await frame.getAttribute("sandbox");
   const view = page.frameLocator("[data-testid=view-frame]").frameLocator("iframe");
-  await view.locator("body[data-connected=yes]").waitFor();
   const textOf = async (id, not = "-") => {
     const el = view.locator("#" + id);
     await el.filter({ hasNotText: new RegExp("^(" + not + ")$") }).waitFor();
