@@ -230,6 +230,8 @@ def test_a_proxy_relays_each_call_with_the_callers_exchanged_token(
             auth=ResourceServer(resource=GATEWAY, issuer=authority.issuer),
             state=rondo.StatePolicy(secret=b"a proxy state secret of 32 bytes!"))
         client_token = authority.mint(aud=GATEWAY, scope="mcp")
+        revoked_token = authority.mint(aud=GATEWAY, scope="mcp", sub="mallory")
+        authority.revoke(revoked_token)
         outbound = Outbound(monkeypatch)
 
         async def go() -> list[str]:
@@ -243,6 +245,14 @@ def test_a_proxy_relays_each_call_with_the_callers_exchanged_token(
                         answer = await http.post("/mcp", json=call("whoami"),
                                                  headers=headers("whoami", client_token))
                         texts.append(answer.json()["result"]["content"][0]["text"])
+                    # The STS refuses this caller's token: the relay never happens, and the
+                    # client reads why (no token in it).
+                    before = len(seen)
+                    refused = (await http.post("/mcp", json=call("whoami"),
+                                               headers=headers("whoami", revoked_token))).json()
+                    assert refused["result"]["isError"] is True
+                    assert "refused the exchange (invalid_grant)" in refused["result"]["content"][0]["text"]
+                    assert revoked_token not in json.dumps(refused) and len(seen) == before
                 assert listed >= 1 and len(seen) > listed
                 return texts
 
@@ -250,7 +260,7 @@ def test_a_proxy_relays_each_call_with_the_callers_exchanged_token(
             texts = asyncio.run(go())
         exchanges = authority.exchanges()
     assert texts == ["alice via gateway"] * 2
-    assert exchanges == 1  # the second relay used the cached token
+    assert exchanges == 2  # the second relay used the cached token; then the refused one
     assert client_token not in json.dumps(seen)
     relayed = [claims(h[7:]) for h in seen if h.startswith("Bearer ") and "act" in claims(h[7:])]
     assert len(relayed) == 2 and {c["aud"] for c in relayed} == {up_url}
