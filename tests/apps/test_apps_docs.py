@@ -1,6 +1,7 @@
-"""docs/apps.md's JavaScript (the Vite project of its bundler section) stays true: each ```js
-block is a file under docs/snippets/ (its first line names it), equal to it, and parses as an
-ES module in Node. The Python blocks are run by tests/docs/test_docs.py; the Vite build itself
+"""docs/apps.md's JavaScript (the Vite project of its bundler section, the host bridge's build)
+stays true: each ```js block is a file (its first line names it: under docs/snippets/, or
+tests/peers/apps/build.mjs, which scripts/setup.sh runs), equal to it, and parses as an ES
+module in Node. The Python blocks are run by tests/docs/test_docs.py; the Vite build itself
 is not run (rondo's tests do not install Vite: see the page's limits)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ NODE = shutil.which("node")
 
 
 def test_the_page_has_its_javascript_blocks() -> None:
-    assert len(BLOCKS) == 2
+    assert len(BLOCKS) == 3
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.split("\n", 1)[0])

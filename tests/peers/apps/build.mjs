@@ -1,3 +1,4 @@
+// file: tests/peers/apps/build.mjs
 // Bundles the pinned @modelcontextprotocol/ext-apps into two classic browser scripts (IIFE):
 //   dist/ext-apps-host.js  window.McpAppsHost = the `./app-bridge` entry (AppBridge,
 //                          PostMessageTransport, ...), what `rondo dev --apps-bridge` serves
