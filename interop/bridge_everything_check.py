@@ -2,8 +2,9 @@
 `@modelcontextprotocol/server-everything` 2026.8.31 (interop/everything/, a 2025-11-25 server on
 the TypeScript SDK 1.x, over Streamable HTTP with sessions) behind real `rondo proxy --http
 --bridge hold` and `--bridge replay` processes, its interactive tools walked by `rondo.Client`
-on 2026-07-28 (input rounds made by the bridge) and on 2025-11-25 (the proxy asks the client
-over its session and plays the retrying client, the bridge in between).
+and by the official TypeScript client 2.4.0 (interop/bridge_everything_ts.mjs) on 2026-07-28
+(input rounds made by the bridge) and on 2025-11-25 (the proxy asks the client over its session
+and plays the retrying client, the bridge in between).
 
     .venv/bin/python interop/bridge_everything_check.py
 
@@ -77,7 +78,21 @@ async def walk(mode: str, url: str, era: str, upstream_era: str) -> list[str]:
         done.append("get-roots-list completed (the client's root listed)")
         assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
         done.append("echo (no question) completed")
-    return [f"[bridge {mode}, upstream {upstream_era}, client {era}] {line}" for line in done]
+    return done
+
+
+def ts_walk(url: str, era: str) -> list[str]:
+    """The official TypeScript client's walk (interop/bridge_everything_ts.mjs)."""
+    import subprocess
+
+    script = Path(__file__).with_name("bridge_everything_ts.mjs")
+    proc = subprocess.run([NODE, str(script), "--era", era, url], capture_output=True, text=True,
+                          timeout=120)
+    if proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}: {proc.stdout[-800:]} {proc.stderr[-1500:]}")
+    lines = [line.removeprefix("ok ") for line in proc.stdout.splitlines() if line.startswith("ok ")]
+    assert len(lines) == 4, proc.stdout
+    return lines
 
 
 async def upstream_era(url: str) -> str:
@@ -107,14 +122,20 @@ def main() -> int:
                     "--bridge", mode]
             with process(argv, url, f"proxy-{mode}", logs):
                 for era in ("modern", "legacy"):
-                    try:
-                        for line in asyncio.run(walk(mode, url, era, era_up)):
-                            print(f"ok {line}")
-                    except Exception as exc:  # report every walk, then fail
-                        failures += 1
-                        print(f"FAIL [bridge {mode}, client {era}] {type(exc).__name__}: {exc}")
-                        for name in (f"proxy-{mode}", "up-everything"):
-                            print(f"--- {name}.log\n{(logs / f'{name}.log').read_text()[-1500:]}")
+                    for who in ("rondo.Client", "typescript"):
+                        label = f"[bridge {mode}, upstream {era_up}, client {who} {era}]"
+                        try:
+                            if who == "typescript":
+                                lines = ts_walk(url, era)
+                            else:
+                                lines = asyncio.run(walk(mode, url, era, era_up))
+                            for line in lines:
+                                print(f"ok {label} {line}")
+                        except Exception as exc:  # report every walk, then fail
+                            failures += 1
+                            print(f"FAIL {label} {type(exc).__name__}: {exc}")
+                            for name in (f"proxy-{mode}", "up-everything"):
+                                print(f"--- {name}.log\n{(logs / f'{name}.log').read_text()[-1500:]}")
     return 1 if failures else 0
 
 

@@ -195,6 +195,26 @@ def _bridge(proxy: rondo.Server) -> Any:
     raise AssertionError("no bridge found")
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_each_call_gets_an_upstream_session_of_its_own_declaring_its_clients_capabilities(
+        upstream: str, mode: str) -> None:
+    """A legacy upstream keeps per-session state (roots it fetched, levels): two calls, from
+    one client or two, never share a session; each declares what its own client declared."""
+    proxy = front(upstream, mode)
+
+    async def go() -> None:
+        async with proxy.started(), client(proxy) as full, Client(proxy, on_sample=sample) as bare:
+            seen = [(await c.call_tool("session")).text.split(" ", 1)
+                    for c in (full, full, bare, bare)]
+            assert len({sid for sid, _ in seen}) == 4
+            assert [caps for _, caps in seen] == [
+                "['elicitation', 'roots', 'sampling']", "['elicitation', 'roots', 'sampling']",
+                "['sampling']", "['sampling']"]
+            assert _bridge(proxy).sessions.clients == {}  # each closed when its call ended
+
+    asyncio.run(go())
+
+
 def test_hold_a_retry_at_another_process_gets_a_clean_error(upstream: str) -> None:
     """Two proxy processes sharing state keys (a fleet): a hold lives in the one that began it;
     the other refuses the retry at once (-32602), naming why, without touching its upstream."""
@@ -332,10 +352,10 @@ def test_without_a_bridge_a_legacy_question_is_refused_naming_the_option(upstrea
     async def go() -> None:
         async with proxy.started(), client(proxy) as c:
             result = await c.call_tool("summarize", {"text": "x"})
-            # The upstream's tool fails on the refused question (the proxy logs why, naming
-            # the bridge option; the upstream hears only a reference).
+            # The upstream's tool fails on the refused question, told why.
             assert result.is_error
             assert result.text.startswith("The client refused input request 'summary'")
+            assert "only with a bridge" in result.text
 
     asyncio.run(go())
 

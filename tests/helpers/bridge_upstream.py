@@ -99,6 +99,12 @@ def bridge_upstream() -> rondo.Server:
         return f"dawdled: {(await ctx.ask('sure', SURE)).content['ok']}"
 
     @up.tool
+    def session(ctx: rondo.Context) -> str:
+        """The id of the 2025-11-25 session this call came on, and what it declared."""
+        legacy = ctx._session.session
+        return f"{legacy.id} {sorted(legacy.capabilities)}"
+
+    @up.tool
     def add(a: int, b: int) -> int:
         """No question at all."""
         return a + b

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..auth.principal import CALLER, Principal
 from ..client import Client, ClientError, PendingCall, RequestTimeout
+from ..client.loop import NoHandler
 from ..client.types import CallToolResult, GetPromptResult, ReadResourceResult
 from ..mrtr.result import InputRequired
 from ..server.components import Prompt
@@ -59,8 +60,9 @@ _RELAYING: contextvars.ContextVar[Context | None] = contextvars.ContextVar(
 
 
 async def _refuse(*_: Any) -> Any:
-    raise McpError(UNAVAILABLE, "the proxy answers an upstream's mid-call request only with a "
-                   "bridge (proxy(bridge='hold'|'replay'), `rondo proxy --bridge`)")
+    # NoHandler: answered -32601 with this text, without a traceback in the proxy's log.
+    raise NoHandler("the proxy answers an upstream's mid-call request only with a bridge "
+                    "(proxy(bridge='hold'|'replay'), `rondo proxy --bridge`)")
 
 
 class Upstream:

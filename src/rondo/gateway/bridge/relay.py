@@ -139,6 +139,7 @@ class Bridge:
                 raise
             finally:
                 self.sessions.flows.get(key, set()).discard(flow)
+                self.sessions.release(key, client)
 
         flow.ctx = ctx
         flow.start(call())

@@ -1,6 +1,10 @@
-"""The bridge's upstream sessions: one 2025-11-25 session per set of input capabilities a
-caller declared, so the upstream learns at `initialize` exactly what the client behind the
-proxy can answer (a legacy server reads it there, and only there) and asks nothing else.
+"""The bridge's upstream sessions. A 2025-11-25 server learns what its client can answer only
+at `initialize`, and keeps per-session state (the roots it fetched, log levels, subscriptions),
+so each bridged call over HTTP gets a session of its own, initialized with exactly the input
+capabilities (`elicitation`, `sampling`, `roots`) its downstream client declared, and closed
+when the call ends: nothing one client told the upstream reaches another's call. A stdio
+upstream is one process, one session: its calls share a session per capability set (opened on
+first use, at most 32).
 
 Each session's handlers do not answer: they hand the upstream's question to the flow whose
 call it belongs to (`flow.CURRENT`, the context the question was read in over HTTP; on a stdio
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -58,16 +63,26 @@ class _Relayed(Handlers):
 
 
 class Sessions:
-    """Upstream clients by capability set, opened on first use and closed with the proxy."""
+    """The bridge's upstream clients: one per call (HTTP), or one per capability set (stdio)."""
 
     def __init__(self, link: Upstream) -> None:
         self.link = link
         self.clients: dict[str, Client] = {}
         self.flows: dict[str, set[Flow]] = {}
         self._lock = asyncio.Lock()
+        self._calls = itertools.count(1)
+        self._closing: set[asyncio.Future[None]] = set()
 
     async def client_for(self, declared: Any) -> tuple[str, Client]:
+        """A connected session for one call of a client that declared `declared`; hand it back
+        with `release` when the call ends."""
         caps = input_capabilities(declared)
+        if self.link.kind == "url":
+            key = f"call-{next(self._calls)}"
+            own = self._make(caps, key)
+            await self._connect(own)
+            self.clients[key] = own
+            return key, own
         key = msgspec.json.encode(caps, order="sorted").decode()
         client = self.clients.get(key)
         if client is not None:
@@ -80,16 +95,25 @@ class Sessions:
                 raise McpError(SERVER_BUSY, "the bridge holds an upstream session for each of "
                                f"{MAX_SESSIONS} client capability sets already")
             client = self._make(caps, key)
-            try:
-                await client.connect()
-            except (ClientError, OSError) as exc:
-                log.warning("upstream %s: bridge session: %s: %s", self.link.identity,
-                            type(exc).__name__, exc)
-                with contextlib.suppress(Exception):
-                    await client.close()
-                raise McpError(-32603, "upstream unavailable") from None
+            await self._connect(client)
             self.clients[key] = client
             return key, client
+
+    async def _connect(self, client: Client) -> None:
+        try:
+            await client.connect()
+        except (ClientError, OSError) as exc:
+            log.warning("upstream %s: bridge session: %s: %s", self.link.identity,
+                        type(exc).__name__, exc)
+            with contextlib.suppress(Exception):
+                await client.close()
+            raise McpError(-32603, "upstream unavailable") from None
+
+    def release(self, key: str, client: Client) -> None:
+        """The call on `client` ended: a per-call session is closed (in the background)."""
+        if key.startswith("call-"):
+            self.flows.pop(key, None)
+            self.drop(key, client)
 
     def _make(self, caps: dict[str, Any], key: str) -> Client:
         from ..proxy import pass_on_log
@@ -116,9 +140,18 @@ class Sessions:
         if self.clients.get(key) is client:
             del self.clients[key]
             task = asyncio.ensure_future(client.close())
-            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            self._closing.add(task)
+            task.add_done_callback(self._closed)
+
+    def _closed(self, task: asyncio.Future[None]) -> None:
+        self._closing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("upstream %s: closing a bridge session: %s", self.link.identity,
+                      task.exception())
 
     async def close(self) -> None:
+        if self._closing:
+            await asyncio.wait(set(self._closing), timeout=5)
         clients, self.clients = list(self.clients.values()), {}
         for client in clients:
             with contextlib.suppress(Exception):
