@@ -92,7 +92,8 @@ check inspector-skills "$RONDO_PY" interop/inspector_skills_check.py --node "$(c
 # on both downstream eras
 check gateway-peers "$RONDO_PY" interop/gateway_peers_check.py
 # server-everything's interactive tools (they ask mid-call) through `rondo proxy --bridge hold`
-# and `--bridge replay`, walked by rondo.Client on both downstream eras
+# and `--bridge replay`, walked by rondo.Client and the official TypeScript client on both
+# downstream eras
 check bridge-everything "$RONDO_PY" interop/bridge_everything_check.py
 
 # MCP Apps: the official TypeScript client with ext-apps 2.0.4's constants and schemas reading
