@@ -207,10 +207,9 @@ def test_conformance_authorization_command_passes_against_the_facade(world: dict
 
         for check in json.loads(path.read_text()):
             checks[check["id"]] = check["status"]
-    # The one warning: the facade does not offer client ID metadata documents (docs/auth.md).
     assert checks == {"authorization-server-metadata": "SUCCESS", "authorization-code-grant": "SUCCESS",
-                      "authorization-server-metadata-cimd": "WARNING"}, text
-    assert "Total: 2 passed, 0 failed" in text
+                      "authorization-server-metadata-cimd": "SUCCESS"}, text
+    assert "Total: 3 passed, 0 failed" in text
 
 
 def test_rondo_call_signs_in_through_the_facade(world: dict[str, Any], tmp_path: Path) -> None:

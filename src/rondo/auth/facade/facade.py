@@ -109,8 +109,12 @@ class Facade:
         registrations_per_minute: int = 20,
         max_registrations_per_hour: int = 1000,
         remember_consent: bool = True,
+        client_metadata_documents: bool = True,
         clock: Callable[[], float] = time.time,
         upstream_transport: Any = None,
+        cimd_transport: Any = None,
+        cimd_resolver: Any = None,
+        cimd_allow_private: bool = False,
     ) -> None:
         self.issuer = check_url(issuer, "Facade issuer").rstrip("/")
         self.resource = check_url(resource, "Facade resource (the MCP endpoint URL)")
@@ -140,6 +144,12 @@ class Facade:
         self.max_registrations_per_hour = max_registrations_per_hour
         self.remember_consent = remember_consent
         self.clock = clock
+        self._cimd: Any = None
+        if client_metadata_documents:
+            from .cimd import CimdFetcher, system_resolver
+
+            self._cimd = CimdFetcher(transport=cimd_transport, resolver=cimd_resolver or system_resolver,
+                                     allow_private=cimd_allow_private)
         self.upstream = upstream
         self._upstream_http = UpstreamClient(upstream, upstream_transport, clock)
         self._discovered = upstream.issuer is None
@@ -207,6 +217,8 @@ class Facade:
             "authorization_response_iss_parameter_supported": True,
             "scopes_supported": [*self.scopes_supported, OFFLINE],
         }
+        if self._cimd is not None:
+            doc["client_id_metadata_document_supported"] = True
         return doc
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -252,9 +264,33 @@ class Facade:
     # -- clients -------------------------------------------------------------------------------
 
     async def client(self, client_id: str) -> Client | None:
+        if self._cimd is not None and isinstance(client_id, str) and client_id.startswith("https://"):
+            return await self._metadata_client(client_id)
         if not isinstance(client_id, str) or not _OPAQUE.fullmatch(client_id):
             return None
         found: Client | None = rec.decode(await self.store.get("client:" + client_id), Client)
+        return found
+
+    async def _metadata_client(self, url: str) -> Client | None:
+        """A client identified by its metadata document's URL (fetched, then kept)."""
+        from .cimd import is_cimd
+
+        if not is_cimd(url):
+            return None
+        key = digest(url)
+        kept: Client | None = rec.decode(await self.store.get("cimd:" + key), Client)
+        if kept is not None:
+            return kept
+        if await self.store.get("cimd-bad:" + key) is not None:
+            return None  # failed recently: not fetched again for a minute
+        try:
+            fetched: tuple[Client, int] = await self._cimd.fetch(url)
+        except OAuthError as exc:
+            log.info("rondo.auth.facade: client metadata document refused: %s", exc.description)
+            await self.store.put("cimd-bad:" + key, b"1", 60)
+            return None
+        found, ttl = fetched
+        await self.store.put("cimd:" + key, rec.encode(found), ttl)
         return found
 
     async def _register(self, scope: Scope, receive: Receive, send: Send) -> None:
