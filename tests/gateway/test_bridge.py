@@ -401,3 +401,13 @@ def test_bad_bridge_flags_are_refused(argv: list[str], message: str,
     with pytest.raises(SystemExit, match="2"):
         main(["proxy", "http://127.0.0.1:1/mcp", *argv])
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("workers", [["--workers", "3"], ["--workers=2"]])
+def test_hold_with_several_workers_is_refused_at_start(workers: list[str],
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from rondo.cli import main
+
+    assert main(["proxy", "http://127.0.0.1:1/mcp", "--bridge", "hold", "--http", "8000",
+                 *workers]) == 2
+    assert "--bridge hold keeps each held call in the process" in capsys.readouterr().err

@@ -82,6 +82,19 @@ def _count(text: str) -> int:
     return value
 
 
+def _workers(rest: list[str]) -> int:
+    """The `--workers N` among `rondo run`'s flags (1 when absent or unreadable: run checks it)."""
+    for i, arg in enumerate(rest):
+        value = arg.partition("=")[2] if arg.startswith("--workers=") else (
+            rest[i + 1] if arg == "--workers" and i + 1 < len(rest) else None)
+        if value is not None:
+            try:
+                return int(value)
+            except ValueError:
+                return 1
+    return 1
+
+
 def proxy_command(argv: list[str]) -> int:
     args, rest = parser().parse_known_args(argv)
     upstream: Any = args.upstream
@@ -90,6 +103,11 @@ def proxy_command(argv: list[str]) -> int:
         if not upstream:
             print("rondo proxy: UPSTREAM is empty", file=sys.stderr)
             return 2
+    if args.bridge == "hold" and _workers(rest) > 1:
+        print("rondo proxy: --bridge hold keeps each held call in the process that began it, and "
+              "--workers N shares one address, so a retry would reach a random worker (refused "
+              "there): use --bridge replay, or one worker per address", file=sys.stderr)
+        return 2
     from ..gateway.proxy import PROXY_ENV
 
     os.environ[PROXY_ENV] = json.dumps({
