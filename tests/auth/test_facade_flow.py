@@ -383,3 +383,24 @@ def test_a_fleet_worker_refuses_a_memory_store(tmp_path, monkeypatch) -> None:  
     with pytest.raises(FleetMisconfigured, match="memory store"):
         World()
     World(store=FileStore(tmp_path / "shared"))  # a shared store starts
+
+
+def test_workers_sharing_a_store_refresh_the_provider_token_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two facades (two workers) on one file store: concurrent calls on both for a stale provider
+    token cause one refresh at the provider; the rest wait for its result."""
+    from rondo.auth.facade import Facade
+    from tests.helpers.facade_world import ISSUER, RESOURCE, SECRET, upstream
+
+    async def go() -> None:
+        store = FileStore(tmp_path / "shared")
+        w = World(store=store)
+        w.provider.expires_in = 60
+        tokens = await w.sign_in()
+        other = Facade(issuer=ISSUER, resource=RESOURCE, upstream=upstream(), secret=SECRET, store=store,
+                       clock=w.clock, upstream_transport=httpx.MockTransport(w.provider.handle))
+        principal = await other.resource_server().verifier.verify(tokens["access_token"])
+        w.clock.now += 45
+        results = await asyncio.gather(*(f.upstream_token(principal) for f in (w.facade, other) * 5))
+        assert len(set(results)) == 1 and w.provider.refreshes == 1
+
+    run(go())

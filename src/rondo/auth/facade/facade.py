@@ -783,8 +783,33 @@ class Facade:
         if _fresh(stored, self.clock()) or stored.refresh_token is None:
             return _public(stored)
         lock = self._refreshing.setdefault(grant_id, asyncio.Lock())
-        async with lock:
-            stored = await self._load_upstream(grant_id)  # another call may have refreshed it
+        try:
+            async with lock:  # one refresh per grant in this process ...
+                stored = await self._load_upstream(grant_id)  # another call may have refreshed it
+                if _fresh(stored, self.clock()) or stored.refresh_token is None:
+                    return _public(stored)
+                return await self._refresh_upstream(grant_id)
+        finally:
+            if not lock.locked():
+                self._refreshing.pop(grant_id, None)
+
+    async def _refresh_upstream(self, grant_id: str) -> UpstreamTokens:
+        """... and one across the workers sharing the store: a claim on the grant (held at most
+        the provider's timeout); the others wait for the new tokens instead of spending the
+        provider's refresh token a second time (a rotating provider would refuse it)."""
+        claim = "upstream-refresh:" + grant_id
+        hold = self.upstream.timeout + 5
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + hold
+        while await self.store.add(claim, b"1", hold) is not None:
+            await asyncio.sleep(0.05)
+            stored = await self._load_upstream(grant_id)
+            if _fresh(stored, self.clock()) or stored.refresh_token is None:
+                return _public(stored)
+            if loop.time() > give_up:
+                break  # the holder died: refresh anyway
+        try:
+            stored = await self._load_upstream(grant_id)
             if _fresh(stored, self.clock()) or stored.refresh_token is None:
                 return _public(stored)
             await self._endpoints()
@@ -797,8 +822,9 @@ class Facade:
             if tokens.refresh_token is None:  # the provider kept the refresh token
                 tokens = UpstreamTokens(**{**_fields(tokens), "refresh_token": stored.refresh_token})
             await self._keep_upstream(grant_id, tokens)
-            self._refreshing.pop(grant_id, None)
             return tokens
+        finally:
+            await self.store.delete(claim)
 
     async def upstream_token(self, principal: Any) -> str:
         """The provider's access token for this request's user (see `upstream_tokens`)."""
