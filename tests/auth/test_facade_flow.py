@@ -404,3 +404,42 @@ def test_workers_sharing_a_store_refresh_the_provider_token_once(tmp_path) -> No
         assert len(set(results)) == 1 and w.provider.refreshes == 1
 
     run(go())
+
+
+def test_nothing_secret_reaches_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """Every path that logs (refusals, a replayed code, a reused refresh token, a refused
+    provider refresh) at DEBUG: no token, code, secret or provider token in any record."""
+    secrets: list[str] = [UPSTREAM_SECRET]
+
+    async def go() -> None:
+        w = World()
+        client = await w.register(token_endpoint_auth_method="client_secret_post")
+        secrets.append(client["client_secret"])
+        verifier = "s" * 60
+        code = await w.code_for(client, verifier)
+        secrets.extend([code, verifier])
+        form = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier,
+                "client_id": client["client_id"], "client_secret": client["client_secret"]}
+        tokens = (await w.token(form)).json()
+        secrets.extend([tokens["access_token"], tokens["refresh_token"]])
+        up = await w.call("upstream_token", tokens["access_token"])
+        secrets.extend(w.provider.access)
+        assert up.status_code == 200
+        rt = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
+              "client_id": client["client_id"], "client_secret": client["client_secret"]}
+        secrets.append((await w.token(rt)).json()["refresh_token"])
+        w.clock.now += 40
+        await w.token(rt)  # reuse after the window: logged
+        await w.token(form)  # replayed code: logged, grant revoked
+        await w.call("whoami", "forged.token.value")
+        bad = await w.register()
+        page = await w.http.get("/authorize", params=w.authorize_params(bad, "p" * 43))
+        w.provider.mode = "garbage"
+        await w.provider_signs_in(await w.consent(page))
+
+    with caplog.at_level(logging.DEBUG):
+        run(go())
+    logged = caplog.text + " ".join(str(r.args) for r in caplog.records)
+    assert "replayed" in logged and "reused after the grace" in logged  # the paths did log
+    leaked = [s for s in secrets if s and s in logged]
+    assert leaked == []
