@@ -443,3 +443,52 @@ def test_nothing_secret_reaches_the_log(caplog: pytest.LogCaptureFixture) -> Non
     assert "replayed" in logged and "reused after the grace" in logged  # the paths did log
     leaked = [s for s in secrets if s and s in logged]
     assert leaked == []
+
+
+def test_browser_clients_get_cors_on_the_json_endpoints_only() -> None:
+    async def go() -> None:
+        w = World()
+        for path in ("/token", "/register", "/revoke", "/.well-known/oauth-authorization-server", "/jwks"):
+            pre = await w.http.options(path, headers={"origin": "https://app.example.com",
+                                                      "access-control-request-method": "POST"})
+            assert pre.status_code == 204 and pre.headers["access-control-allow-origin"] == "*", path
+        token = await w.token({"grant_type": "password"})
+        assert token.headers["access-control-allow-origin"] == "*"
+        consent = await w.http.options("/consent")
+        assert "access-control-allow-origin" not in consent.headers  # the cookie-bound pages: none
+
+    run(go())
+
+
+def test_authorize_is_bounded_per_address() -> None:
+    async def go() -> None:
+        w = World(authorizations_per_minute=3)
+        client = await w.register()
+        answers = [await w.http.get("/authorize", params=w.authorize_params(client, "b" * 43)) for _ in range(4)]
+        assert [a.status_code for a in answers] == [200, 200, 200, 302]
+        assert error_of(answers[3])["error"] == ["temporarily_unavailable"]
+        w.clock.now += 61
+        assert (await w.http.get("/authorize", params=w.authorize_params(client, "b" * 43))).status_code == 200
+
+    run(go())
+
+
+def test_refresh_keeps_the_family_alive_and_checks_the_resource() -> None:
+    async def go() -> None:
+        w = World(refresh_ttl=100)
+        tokens = await w.sign_in()
+        wrong = await w.token({"grant_type": "refresh_token", "client_id": tokens["client"]["client_id"],
+                               "refresh_token": tokens["refresh_token"], "resource": "https://other.example.com/mcp"})
+        assert wrong.json()["error"] == "invalid_target"
+        current = tokens["refresh_token"]
+        for _ in range(3):  # 3 x 60 s: longer than refresh_ttl, but each refresh extends the family
+            w.clock.now += 60
+            answer = await w.refresh(tokens, current)
+            assert answer.status_code == 200, answer.text
+            current = answer.json()["refresh_token"]
+        up = await w.call("upstream_token", answer.json()["access_token"])
+        assert up.json()["result"]["content"][0]["text"].startswith("upat-alice-")
+        w.clock.now += 101  # unused past refresh_ttl: gone
+        assert (await w.refresh(tokens, current)).json()["error"] == "invalid_grant"
+
+    run(go())

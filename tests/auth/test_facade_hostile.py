@@ -23,7 +23,7 @@ _TOKENS: dict = {}
 def world() -> World:
     global _WORLD
     if _WORLD is None:
-        _WORLD = World(registrations_per_minute=10_000)
+        _WORLD = World(registrations_per_minute=10_000, authorizations_per_minute=10_000)
 
         async def setup() -> None:
             _TOKENS.update(await _WORLD.sign_in())  # type: ignore[union-attr]

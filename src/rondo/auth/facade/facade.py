@@ -85,7 +85,8 @@ class Facade:
       revokes the whole family (RFC 9700 §4.14.2). `verify_ttl`: how long a verified access
       token is trusted without asking the store whether its family was revoked.
     - `registrations_per_minute` per client address and `max_registrations_per_hour` overall:
-      the flood bounds on `/register`.
+      the flood bounds on `/register`; `authorizations_per_minute` per address on `/authorize`
+      (each one keeps a pending request for `flow_ttl`).
     """
 
     def __init__(
@@ -107,6 +108,7 @@ class Facade:
         grace: float = 30.0,
         verify_ttl: float = 10.0,
         registrations_per_minute: int = 20,
+        authorizations_per_minute: int = 60,
         max_registrations_per_hour: int = 1000,
         remember_consent: bool = True,
         client_metadata_documents: bool = True,
@@ -141,6 +143,7 @@ class Facade:
         self.grace = float(grace)
         self.verify_ttl = float(verify_ttl)
         self.registrations_per_minute = registrations_per_minute
+        self.authorizations_per_minute = authorizations_per_minute
         self.max_registrations_per_hour = max_registrations_per_hour
         self.remember_consent = remember_consent
         self.clock = clock
@@ -175,6 +178,8 @@ class Facade:
             wk[1]: self._metadata,
         }
         self.paths = frozenset(self._routes)
+        self._cors = frozenset({self.endpoint["token"], self.endpoint["register"],
+                                self.endpoint["revoke"], self.endpoint["jwks"], *wk})
 
     # -- wiring ------------------------------------------------------------------------------
 
@@ -226,6 +231,13 @@ class Facade:
         if handler is None:
             await send_json(send, 404, {"error": "not_found"})
             return
+        if scope.get("path") in self._cors:
+            # Browser-based clients call these from their own origin (no cookies are involved).
+            if scope["method"] == "OPTIONS":
+                await send({"type": "http.response.start", "status": 204, "headers": _PREFLIGHT})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            send = _with_cors(send)
         if asyncio.current_task() is None:
             # rondo's server runs a request eagerly, without a task, until it first waits; the
             # store's clients (redis' timeouts) need one, so wait once and run as a task.
@@ -368,6 +380,9 @@ class Facade:
             scope_text = self._granted_scope(q.get("scope"))
         except OAuthError as exc:
             await refuse(exc.error, exc.description)
+            return
+        if await self.store.count("authz-ip:" + digest(client_ip(scope)), 60) > self.authorizations_per_minute:
+            await refuse("temporarily_unavailable", "Too many sign-ins from this address; try later")
             return
         pending = rec.Pending(client_id=client.client_id, redirect_uri=redirect,
                               challenge=q["code_challenge"], resource=self.resource,
@@ -669,6 +684,9 @@ class Facade:
         grant = rec.decode(await self.store.get("grant:" + record.grant), rec.Grant)
         if grant is None:
             raise OAuthError("invalid_grant", "The sign-in has expired")
+        resource = form.get("resource")
+        if resource is not None and not same_resource(resource, grant.resource):
+            raise OAuthError("invalid_target", "This server issues tokens for its own resource only")
         scope_text = grant.scope
         asked = form.get("scope")
         if asked is not None:
@@ -685,6 +703,7 @@ class Facade:
                                  at=now)
             rotated = await self.store.add("rotated:" + key, rec.encode(claim), self.refresh_ttl)
             if rotated is None:
+                await self._extend(record.grant, grant)  # the family lives as long as its newest token
                 return self._token_answer(record.grant, grant, scope_text, successor)
             await self.store.delete("refresh:" + digest(successor))
         won = rec.decode(rotated, rec.Rotation)
@@ -697,6 +716,12 @@ class Facade:
         log.warning("rondo.auth.facade: a rotated refresh token was reused after the grace "
                     "window; its family is revoked")
         raise OAuthError("invalid_grant", "The refresh token was already used")
+
+    async def _extend(self, grant_id: str, grant: rec.Grant) -> None:
+        await self.store.put("grant:" + grant_id, rec.encode(grant), self.refresh_ttl)
+        sealed = await self.store.get("upstream:" + grant_id)
+        if sealed is not None:
+            await self.store.put("upstream:" + grant_id, sealed, self.refresh_ttl)
 
     def _token_answer(self, grant_id: str, grant: rec.Grant, scope_text: str,
                       refresh: str | None) -> dict[str, Any]:
@@ -868,6 +893,24 @@ class FacadeVerifier:
         if grant is None:
             raise InvalidToken("The access token's sign-in has ended", reason="no grant")
         return Principal.from_claims({**claims, "upstream": grant.identity})
+
+
+_PREFLIGHT = [(b"access-control-allow-origin", b"*"),
+              (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+              (b"access-control-allow-headers", b"authorization, content-type"),
+              (b"access-control-max-age", b"600"), (b"content-length", b"0")]
+
+
+def _with_cors(send: Send) -> Send:
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", ()))
+            if not any(k == b"access-control-allow-origin" for k, _ in headers):
+                headers.append((b"access-control-allow-origin", b"*"))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 async def _unavailable(send: Send) -> None:
