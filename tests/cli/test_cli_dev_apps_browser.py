@@ -85,6 +85,10 @@ def test_a_view_in_chromium_gets_its_tool_calls_tools_and_asks_the_user(era: str
     assert seen["proxyOrigin"] == seen["pageOrigin"].replace("127.0.0.1", "localhost")
     assert seen["viewSandbox"] == "allow-scripts allow-forms"
     assert seen["csp"] == "blocked https://undeclared.example.net/pixel.png"
+    # Called again: the old view was torn down, one new view shows the new input.
+    assert json.loads(seen["again"]) == {"item": "coffee", "quantity": 2}
+    assert seen["frames"] == 1
+    assert "view ui://orders/view.html torn down" in steps, " / ".join(steps)  # answered
     assert Path(seen["screenshot"]).stat().st_size > 5000
     errors = [line for line in seen["console"] if "undeclared.example.net" not in line]
     assert errors == []

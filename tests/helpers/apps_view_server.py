@@ -49,6 +49,7 @@ const clicked = (button, out, tool) => { document.getElementById(button).onclick
   show(out, "waiting...");
   try { show(out, view.text(await view.call(tool, {item}))); } catch (e) { show(out, "error: " + e.message); }
 }; };
+view.app.onteardown = async () => { show("input", "torn down"); return {}; };  // ui/resource-teardown
 clicked("price", "price-out", "price");
 clicked("order", "order-out", "place_order");
 """

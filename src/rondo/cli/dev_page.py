@@ -175,7 +175,12 @@ function viewBox(t, apps) {
 }
 async function hostView(box, tool, args, called) {
   const old = hosted.get(box);
-  if (old) { hosted.delete(box); try { await old.bridge.teardownResource({}); } catch (e) { /* gone already */ } old.frame.remove(); }
+  if (old) {  // the extension's teardown request first, answered or not within 2 s
+    hosted.delete(box);
+    const how = await Promise.race([old.bridge.teardownResource({}).then(() => "", (e) => " (the view answered: " + e.message + ")"),
+                                    new Promise((ok) => setTimeout(() => ok(" (no answer in 2 s)"), 2000))]);
+    old.frame.remove(); note("view " + old.uri + " torn down" + how);
+  }
   const view = await api("view", {tool: tool.name});
   const {AppBridge, PostMessageTransport} = window.McpAppsHost;
   const frame = $("iframe", {sandbox: "allow-scripts allow-same-origin allow-forms", "data-testid": "view-frame", "data-view": view.uri,
@@ -184,7 +189,7 @@ async function hostView(box, tool, args, called) {
   const bridge = new AppBridge(null, {name: "rondo-dev", version: "1"},
     {openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, message: {text: {}}, sandbox: {csp: view.csp}},
     {hostContext: {theme: "light", displayMode: "inline", availableDisplayModes: ["inline"], platform: "web", toolInfo: {tool: view.tool}}});
-  hosted.set(box, {bridge, frame});
+  hosted.set(box, {bridge, frame, uri: view.uri});
   bridge.oncalltool = async (params) => {  // through the page's client: a question shows here, the view gets the end
     note("view called " + params.name);
     const result = await api("call", {name: params.name, arguments: params.arguments || {}, view: view.id});

@@ -56,6 +56,12 @@ try {
   await page.screenshot({ path: `${shots}/${name}-question.png`, fullPage: true });
   await ask.locator("[data-testid=ask-accept]").click();
   seen.order = await textOf("order-out", "-|waiting...");
+  // The tool called again: the old view is torn down, one new view gets the new input.
+  await card.locator("[data-field=item]").fill("coffee");
+  await page.click("[data-testid='tool-show_order']");
+  await page.locator("#timeline li", { hasText: "view ui://orders/view.html ready" }).nth(1).waitFor();
+  seen.again = await textOf("input", '-|\\{"item":"tea","quantity":2\\}');
+  seen.frames = await page.locator("[data-testid=view-frame]").count();
   seen.timeline = await page.locator("#timeline li").allTextContents();
   seen.screenshot = `${shots}/${name}-view.png`;
   await page.screenshot({ path: seen.screenshot, fullPage: true });
