@@ -1,5 +1,5 @@
 """The authorization facade as a fleet: 3 `rondo run` workers behind nginx sharing a real
-redis-server (`RedisStore`), with node `oidc-provider` upstream. A sign-in's steps land on
+redis-server (`RedisStore`) or one directory (`FileStore`), with node `oidc-provider` upstream. A sign-in's steps land on
 different workers; 50 concurrent refreshes of one refresh token all succeed with one successor;
 a reuse after the grace window revokes the family on every worker. And a fleet worker on a
 memory store refuses to start."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import html
 import os
@@ -60,12 +61,16 @@ def sign_in(issuer: str) -> tuple[str, dict[str, str]]:
     return client["client_id"], tokens
 
 
-def test_facade_fleet_on_redis_behind_nginx() -> None:
+@pytest.mark.parametrize("backend", ["redis", "file"])
+def test_facade_fleet_behind_nginx(backend: str, tmp_path: Path) -> None:
+    """`redis`: the fleet's Redis (RedisStore); `file`: one host's directory (FileStore)."""
     nginx_port = fleet_parts.free_port()
     issuer = f"http://127.0.0.1:{nginx_port}"
-    with redis_server.running() as redis_url, \
-            OidcServer.start(redirect_uris=[issuer + "/callback"]) as idp:
-        env = {"FACADE_ISSUER": issuer, "FACADE_IDP": idp.issuer, "FACADE_STORE": redis_url,
+    with contextlib.ExitStack() as stack:
+        store = (stack.enter_context(redis_server.running()) if backend == "redis"
+                 else f"file:{tmp_path / 'facade-store'}")
+        idp = stack.enter_context(OidcServer.start(redirect_uris=[issuer + "/callback"]))
+        env = {"FACADE_ISSUER": issuer, "FACADE_IDP": idp.issuer, "FACADE_STORE": store,
                "FACADE_GRACE": str(GRACE), "FACADE_VERIFY_TTL": "0", "RONDO_FLEET": "1",
                "PYTHONPATH": str(ROOT)}
         workers = [fleet_parts.start_worker("--allowed-hosts", "*", worker_id=f"w{i}", env=env, app=APP)
