@@ -492,3 +492,17 @@ def test_refresh_keeps_the_family_alive_and_checks_the_resource() -> None:
         assert (await w.refresh(tokens, current)).json()["error"] == "invalid_grant"
 
     run(go())
+
+
+def test_a_consent_page_loaded_twice_keeps_the_first_form_valid() -> None:
+    async def go() -> None:
+        w = World()
+        client = await w.register()
+        first = await w.http.get("/authorize", params=w.authorize_params(client, "d" * 43))
+        second = await w.http.get("/authorize", params=w.authorize_params(client, "d" * 43))
+        assert second.status_code == 200
+        approved = await w.consent(first)  # the older page still works in the same browser
+        assert approved.status_code == 302
+        assert approved.headers["location"].startswith("https://idp.example.com/authorize?")
+
+    run(go())

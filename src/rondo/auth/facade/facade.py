@@ -386,13 +386,19 @@ class Facade:
             return
         pending = rec.Pending(client_id=client.client_id, redirect_uri=redirect,
                               challenge=q["code_challenge"], resource=self.resource,
-                              scope=scope_text, state=state, csrf_nonce=random_token(16))
+                              scope=scope_text, state=state, csrf_nonce=self._csrf_nonce(scope))
         remembered = self._remembered_user(scope)
         if remembered is not None and await self.store.get(
                 f"consent:{digest(remembered)}:{client.client_id}") is not None:
             await self._go_upstream(send, pending)  # this user approved this client before
             return
         await self._consent_page(send, client, pending)
+
+    def _csrf_nonce(self, scope: Scope) -> str:
+        """The browser's CSRF nonce: kept while its cookie lives, so a consent page loaded twice
+        (a reload, a prefetch) does not spoil the form of the first."""
+        there = cookies_of(scope).get(self._cookie + "csrf", "")
+        return there if _OPAQUE.fullmatch(there) else random_token(16)
 
     def _granted_scope(self, asked: str | None) -> str:
         wanted = asked.split() if asked else list(self.scopes_supported)
