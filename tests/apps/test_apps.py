@@ -736,3 +736,21 @@ def test_an_unknown_view_is_the_servers_resource_not_found_error() -> None:
     server, _ = serve()
     error = Raw(server, caps=UI_CAPS).error("resources/read", {"uri": "ui://nowhere"})
     assert error["code"] == -32602 and error["data"] == {"uri": "ui://nowhere"}
+
+
+def test_what_the_asset_check_lets_through_and_the_odd_inputs_it_refuses() -> None:
+    from rondo.apps.view import check_html
+
+    apps = rondo.Server("s").extension(Apps())
+    fine = PAGE.replace("<p>", '<link rel="icon" href="favicon.ico"><img src="data:image/png;base64,AA">'
+                                '<img src="#x"><p>')
+    assert apps.view("ui://fine", html=fine).html == fine  # an icon a host may drop; inline data
+    with pytest.raises(AppsError, match="only http\\(s\\) origins can be declared"):
+        apps.view("ui://ftp", html=PAGE.replace("<p>", '<img src="ftp://files.example/a.png"><p>'))
+    with pytest.raises(AppsError, match="the HTML is not UTF-8"):
+        check_html(b"<!doctype html>\xff", where="v", max_bytes=100, csp=None)
+    with pytest.raises(AppsError, match="html= must be a str"):
+        apps.view("ui://bytes", html=PAGE.encode())  # type: ignore[arg-type]
+    with pytest.raises(AppsError, match="max_bytes must be a positive integer"):
+        apps.view("ui://zero", html=PAGE, max_bytes=0)
+    assert repr(apps.views["ui://fine"]) == f"<View ui://fine {len(fine)} chars>"
