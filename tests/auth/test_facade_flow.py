@@ -506,3 +506,23 @@ def test_a_consent_page_loaded_twice_keeps_the_first_form_valid() -> None:
         assert approved.headers["location"].startswith("https://idp.example.com/authorize?")
 
     run(go())
+
+
+def test_revoking_a_family_revokes_the_providers_token_not_ours() -> None:
+    async def go() -> None:
+        w = World()
+        tokens = await w.sign_in()
+        up = (await w.call("upstream_token", tokens["access_token"])).json()["result"]["content"][0]["text"]
+        await w.http.post("/revoke", data={"token": tokens["refresh_token"],
+                                           "client_id": tokens["client"]["client_id"]})
+        assert len(w.provider.revoked) == 1
+        assert w.provider.revoked[0].startswith("uprt-alice-")  # the provider's own refresh token
+        assert tokens["refresh_token"] not in w.provider.revoked and up not in w.provider.revoked
+        # A provider that is down when a family is revoked: the family is revoked all the same.
+        second = await w.sign_in(tokens["client"])
+        w.provider.mode = "down"
+        assert (await w.http.post("/revoke", data={"token": second["refresh_token"],
+                                                   "client_id": tokens["client"]["client_id"]})).status_code == 200
+        assert (await w.refresh(second)).json()["error"] == "invalid_grant"
+
+    run(go())

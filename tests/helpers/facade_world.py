@@ -53,6 +53,7 @@ class Provider:
         self.token_calls = 0
         self.expires_in = 3600
         self.seen_forms: list[dict[str, str]] = []
+        self.revoked: list[str] = []
 
     def code_for(self, params: dict[str, str]) -> str:
         code = "upcode-" + os.urandom(8).hex()
@@ -89,6 +90,10 @@ class Provider:
             return httpx.Response(200, json={"access_token": token, "token_type": "Bearer",
                                              "expires_in": self.expires_in,
                                              "refresh_token": f"uprt-{user}-{os.urandom(4).hex()}"})
+        if path == "/revoke":
+            form = {k: v[0] for k, v in parse_qs(request.content.decode()).items()}
+            self.revoked.append(form.get("token", ""))
+            return httpx.Response(200)  # RFC 7009: an empty 200
         if path == "/userinfo":
             token = request.headers.get("authorization", "").removeprefix("Bearer ")
             user = self.access.get(token)
@@ -104,6 +109,7 @@ def upstream() -> Upstream:
                     authorize_url="https://idp.example.com/authorize",
                     token_url="https://idp.example.com/token",
                     userinfo_url="https://idp.example.com/userinfo",
+                    revocation_url="https://idp.example.com/revoke",
                     scopes=("openid", "profile", "email"), timeout=1.0, name="Example IdP")
 
 

@@ -755,8 +755,26 @@ class Facade:
 
     async def revoke_grant(self, grant_id: str) -> None:
         """Revoke a family: its refresh tokens stop working at once, its access tokens within
-        `verify_ttl` (their verification asks the store)."""
+        `verify_ttl` (their verification asks the store). The provider's tokens it kept are
+        dropped, and revoked at the provider too when it has a revocation endpoint (its own
+        refresh token, never one of the facade's; best effort: a failure is logged)."""
         await self.store.put("revoked:" + grant_id, b"1", self.refresh_ttl)
+        try:
+            stored = await self._load_upstream(grant_id)
+        except UpstreamError:
+            return  # nothing kept (already dropped)
+        await self.store.delete("upstream:" + grant_id)
+        try:
+            up = await self._endpoints()
+            if up.revocation_url is None:
+                return
+            token, hint = ((stored.refresh_token, "refresh_token") if stored.refresh_token
+                           else (stored.access_token, "access_token"))
+            status = await self._upstream_http.revoke(token, hint)
+            if status != 200:
+                log.warning("rondo.auth.facade: the provider answered a revocation with HTTP %d", status)
+        except UpstreamError as exc:
+            log.warning("rondo.auth.facade: revoking at the provider failed: %s", exc.reason)
 
     async def _revoke(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":

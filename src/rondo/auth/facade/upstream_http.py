@@ -104,6 +104,37 @@ class UpstreamClient:
         return tokens_of(body, self.clock())
 
 
+    async def revoke(self, token: str, hint: str) -> int:
+        """RFC 7009 at the provider: the HTTP status (its body, usually empty, is not read past
+        the cap). Failures are `UpstreamError`."""
+        up = self.upstream
+        assert up.revocation_url is not None
+        form = {"token": token, "token_type_hint": hint}
+        auth = None
+        if up.token_auth == "client_secret_basic":
+            assert up.client_secret is not None
+            auth = (up.client_id, up.client_secret)
+        else:
+            form["client_id"] = up.client_id
+            if up.token_auth == "client_secret_post" and up.client_secret is not None:
+                form["client_secret"] = up.client_secret
+        where = _where(up.revocation_url)
+
+        async def exchange() -> int:
+            try:
+                async with self._http().stream("POST", up.revocation_url or "", data=form, auth=auth,
+                                               headers=dict(up.token_headers)) as response:
+                    await read_body(response, self.max_bytes)
+                    return response.status_code
+            except (httpx.HTTPError, InflateError) as exc:
+                raise UpstreamError(f"{where} unreachable ({type(exc).__name__})") from None
+
+        try:
+            return await asyncio.wait_for(exchange(), self.timeout)
+        except TimeoutError:
+            raise UpstreamError(f"{where} did not answer within {self.timeout:g}s") from None
+
+
 class UpstreamRefused(UpstreamError):
     """The provider answered with an OAuth error (its `error` code, our reason)."""
 
