@@ -76,9 +76,9 @@ def test_a_view_in_chromium_gets_its_tool_calls_tools_and_asks_the_user(era: str
     assert seen["question"] == "Ship the tea to whom?"
     assert seen["order"] == "tea ships to Ada"
     steps = [re.sub(r"^[\d:]+( [AP]M)? ", "", line) for line in seen["timeline"]]  # time dropped
-    at = steps.index("view called place_order")
-    assert steps[at + 1:at + 4] == ["asked: Ship the tea to whom?", "answered: accept",
-                                    "view's call of place_order done"]
+    order = [steps.index(step) for step in ("view called place_order", "asked: Ship the tea to whom?",
+                                            "answered: accept", "view's call of place_order done")]
+    assert order == sorted(order), " / ".join(steps)
     # Two frames deep, each sandboxed: the proxy on the other loopback name, the view with an
     # opaque origin; an image from an origin the view did not declare was refused.
     assert seen["pageOrigin"].startswith("http://127.0.0.1:")
@@ -90,5 +90,8 @@ def test_a_view_in_chromium_gets_its_tool_calls_tools_and_asks_the_user(era: str
     assert seen["frames"] == 1
     assert "view ui://orders/view.html torn down" in steps, " / ".join(steps)  # answered
     assert Path(seen["screenshot"]).stat().st_size > 5000
-    errors = [line for line in seen["console"] if "undeclared.example.net" not in line]
+    # From inside the view, the page's document and its API are out of reach.
+    assert seen["isolation"] == {"origin": "null", "top": "blocked", "api": "blocked"}
+    errors = [line for line in seen["console"]
+              if "undeclared.example.net" not in line and "/api/offer" not in line]
     assert errors == []

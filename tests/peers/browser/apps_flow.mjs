@@ -44,6 +44,14 @@ try {
   seen.viewSandbox = await proxy.locator("iframe").getAttribute("sandbox");
   seen.proxyOrigin = new URL(proxy.url()).origin;
   seen.pageOrigin = new URL(page.url()).origin;
+  // From inside the view: the page's document and its API are out of reach.
+  seen.isolation = await proxy.childFrames()[0].evaluate(async (pageOrigin) => {
+    const out = { origin: String(window.origin) };
+    try { out.top = window.top.document.title; } catch (e) { out.top = "blocked"; }
+    try { await fetch(pageOrigin + "/api/offer", { method: "POST", body: "{}" }); out.api = "reached"; }
+    catch (e) { out.api = "blocked"; }
+    return out;
+  }, seen.pageOrigin);
   // A button in the view calls a tool only views may call.
   await view.locator("#price").click();
   seen.price = await textOf("price-out");
