@@ -6,7 +6,7 @@ import msgspec
 
 import rondo
 from rondo import elicit
-from rondo.apps import Apps, ToolLink, page
+from rondo.apps import Apps, page, tool_visibility
 from rondo.apps.client import AppsClient, tool_view
 
 server = rondo.Server("docs-apps-host")
@@ -42,8 +42,7 @@ async def on_view_call(client: rondo.Client, params: dict[str, Any]) -> dict[str
     goes through the host's client, which runs any input round (its `on_elicit` shows the form
     to the user) and resolves with the final result, the one handed back to the view."""
     listed = {t.name: t for t in await client.list_tools()}
-    link = ToolLink.parse(listed[params["name"]].meta) if params["name"] in listed else None
-    if params["name"] not in listed or (link is not None and "app" not in link.visibility):
+    if params["name"] not in listed or "app" not in tool_visibility(listed[params["name"]].meta):
         raise PermissionError(f"views may not call {params['name']!r}")
     result = await client.call_tool(params["name"], params.get("arguments") or {})
     plain: dict[str, Any] = msgspec.to_builtins(result)

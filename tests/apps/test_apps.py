@@ -754,3 +754,17 @@ def test_what_the_asset_check_lets_through_and_the_odd_inputs_it_refuses() -> No
     with pytest.raises(AppsError, match="max_bytes must be a positive integer"):
         apps.view("ui://zero", html=PAGE, max_bytes=0)
     assert repr(apps.views["ui://fine"]) == f"<View ui://fine {len(fine)} chars>"
+
+
+def test_tool_visibility_reads_the_tools_own_word_with_or_without_a_view() -> None:
+    from rondo.apps import tool_visibility
+
+    assert tool_visibility(None) == ("model", "app")
+    assert tool_visibility({"other": 1}) == ("model", "app")
+    assert tool_visibility({"ui": {"visibility": ["model"]}}) == ("model",)  # no view named
+    assert tool_visibility({"ui": {"resourceUri": "ui://v", "visibility": ["app"]}}) == ("app",)
+    assert tool_visibility({LEGACY_RESOURCE_URI: "ui://v"}) == ("model", "app")
+    with pytest.raises(AppsError, match="visibility must be a list"):
+        tool_visibility({"ui": {"visibility": "app"}})
+    with pytest.raises(AppsError, match="_meta.ui must be an object"):
+        tool_visibility({"ui": ["app"]})

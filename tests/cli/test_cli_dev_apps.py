@@ -45,6 +45,10 @@ def _server(view_meta: dict[str, Any] | None = None, mime: str = MIME, html: str
     def app_only() -> str:
         return "a view's"
 
+    @server.tool(meta={"ui": {"visibility": ["model"]}})  # model-only, naming no view
+    def model_only_no_view() -> str:
+        return "only the model calls this either"
+
     return server
 
 
@@ -114,15 +118,17 @@ def test_a_view_calls_only_tools_visible_to_views() -> None:
         return (await _op(http, "call", name="app_only", view=view["id"]),
                 await _op(http, "call", name="shown", arguments={"item": "x"}, view=view["id"]),
                 await _op(http, "call", name="model_only", view=view["id"]),
-                await _op(http, "call", name="app_only", view="not-a-view"))
+                await _op(http, "call", name="app_only", view="not-a-view"),
+                await _op(http, "call", name="model_only_no_view", view=view["id"]))
 
-    app_only, both, model_only, stranger = asyncio.run(_with(_server({}), go))
+    app_only, both, model_only, stranger, no_view = asyncio.run(_with(_server({}), go))
     assert app_only["content"][0]["text"] == "a view's"
     assert "isError" not in app_only or app_only["isError"] is False  # no nulls for the bridge
     assert None not in app_only.values()
     assert both["content"][0]["text"] == "shown x"
     assert "not visible to views" in model_only["error"]
     assert "unknown view" in stranger["error"]
+    assert "not visible to views" in no_view["error"]  # its visibility holds without a view
 
 
 @pytest.mark.parametrize(("server", "why"), [

@@ -15,7 +15,7 @@ PUBLIC = {
         "ToolError", "ToolResult", "auth", "content", "elicit", "gateway", "kinds", "legacy",
         "middleware", "paths", "proxy", "roots", "sampling", "state", "tasks", "testing"},
     "rondo.apps": {"EXTENSION", "LEGACY_RESOURCE_URI", "MAX_BYTES", "MIME_TYPE", "Apps",
-        "AppsError", "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "page", "supports"},
+        "AppsError", "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "page", "supports", "tool_visibility"},
     "rondo.auth": {"ExchangeRefused", "ExchangeUnavailable", "ExchangedToken",
         "IntrospectionVerifier", "InvalidToken", "JwtVerifier", "Principal", "ResourceServer",
         "TokenExchange", "TokenExchangeError", "TokenVerifier", "VerifierUnavailable",

@@ -20,9 +20,11 @@ from .meta import (
     ToolLink,
     ViewMeta,
     supports,
+    tool_visibility,
 )
 from .pages import page
 from .view import MAX_BYTES, View
 
 __all__ = ["EXTENSION", "LEGACY_RESOURCE_URI", "MAX_BYTES", "MIME_TYPE", "Apps", "AppsError",
-           "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "page", "supports"]
+           "Csp", "Permissions", "ToolLink", "View", "ViewMeta", "page", "supports",
+           "tool_visibility"]

@@ -262,6 +262,22 @@ class ToolLink:
         return cls(check_uri(uri), check_visibility(visibility))
 
 
+def tool_visibility(meta: Any) -> tuple[str, ...]:
+    """Who may call a tool, from its `_meta`: `_meta.ui.visibility` whether or not the tool has
+    a view (a model-only tool need not name one), `("model", "app")` when it says nothing.
+    What a host checks before sending a view's `tools/call`; `AppsError` for a wrong shape."""
+    if meta is None:
+        return VISIBILITIES
+    if not isinstance(meta, Mapping):
+        raise AppsError(f"a tool's _meta must be an object, got {type(meta).__name__}")
+    ui = meta.get("ui")
+    if ui is None:
+        return VISIBILITIES
+    if not isinstance(ui, Mapping):
+        raise AppsError(f"a tool's _meta.ui must be an object, got {type(ui).__name__}")
+    return check_visibility(ui.get("visibility", VISIBILITIES))
+
+
 def supports(capabilities: Any) -> bool:
     """Whether a client's capabilities declare the extension with the HTML view type."""
     if not isinstance(capabilities, Mapping):

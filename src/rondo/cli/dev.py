@@ -242,17 +242,18 @@ class Bridge:
 
     async def _check_view_call(self, view_id: Any, tool_name: str) -> None:
         """A view may call only tools whose visibility includes "app" (the host's rule)."""
-        from ..apps.meta import ToolLink
+        from ..apps.meta import tool_visibility
 
         if not isinstance(view_id, str) or view_id not in self.views:
             raise ValueError("call from an unknown view")
         tool = next((t for t in await self.client.list_tools() if t.name == tool_name), None)
         if tool is None:
             raise ValueError(f"no tool {tool_name!r}")
-        link = ToolLink.parse(tool.meta)
-        if link is not None and "app" not in link.visibility:
+        # The tool's own visibility, whether or not it names a view (a model-only tool need not).
+        visibility = tool_visibility(tool.meta)
+        if "app" not in visibility:
             raise ValueError(f"the tool {tool_name!r} is not visible to views (visibility "
-                             f"{list(link.visibility)})")
+                             f"{list(visibility)})")
 
 
 async def _maybe(listing: Callable[[], Awaitable[list[Any]]]) -> list[Any]:
