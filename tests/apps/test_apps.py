@@ -768,3 +768,10 @@ def test_tool_visibility_reads_the_tools_own_word_with_or_without_a_view() -> No
         tool_visibility({"ui": {"visibility": "app"}})
     with pytest.raises(AppsError, match="_meta.ui must be an object"):
         tool_visibility({"ui": ["app"]})
+
+
+def test_a_csp_list_holds_at_most_64_origins() -> None:
+    many = tuple(f"https://h{i}.example" for i in range(65))
+    assert len(Csp(connect_domains=many[:64]).connect_domains) == 64
+    with pytest.raises(AppsError, match="at most 64 origins"):
+        Csp(connect_domains=many)
