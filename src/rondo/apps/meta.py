@@ -47,10 +47,9 @@ def _origin(value: Any, where: str) -> str:
 def _origins(values: Any, where: str) -> tuple[str, ...]:
     if not isinstance(values, (list, tuple)):
         raise AppsError(f"{where} must be a list of origins, got {type(values).__name__}")
-    found = tuple(_origin(v, where) for v in values)
-    if len(found) > MAX_DOMAINS:
+    if len(values) > MAX_DOMAINS:  # before looking at any: a huge list costs nothing
         raise AppsError(f"{where}: at most {MAX_DOMAINS} origins")
-    return found
+    return tuple(_origin(v, where) for v in values)
 
 
 @dataclass(frozen=True)
