@@ -101,8 +101,15 @@ class Upstream:
         self.bridge: Bridge | None = None  # a 2025-11-25 upstream's questions as input rounds
 
     def make_client(self) -> Client:
+        target: Any = self.target
+        if isinstance(self.target, str):  # a URL: one origin, many requests, a lean pool
+            from ..client.transports.http import HttpTransport
+            from ..client.transports.http11 import Http11Pool
+
+            target = HttpTransport(self.target, headers=self.headers or None, auth=self.auth,
+                                   http_transport=Http11Pool())
         return Client(
-            self.target, protocol=self.protocol, name="rondo-proxy",
+            target, protocol=self.protocol, name="rondo-proxy",
             headers=self.headers or None, auth=self.auth, timeout=self.timeout,
             max_timeout=self.timeout,
             probe_timeout=self.timeout,

@@ -61,8 +61,12 @@ class HttpTransport:
         max_event: int = DEFAULT_MAX_EVENT,
         max_server_requests: int = DEFAULT_MAX_SERVER_REQUESTS,
         auth: httpx.Auth | None = None,
+        http_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url = url
+        # Under the client this transport makes (None: httpx's own; `http11.Http11Pool` for a
+        # link that sends many requests to one origin, as a proxy's upstream link does).
+        self._http_transport = http_transport
         self.headers = dict(headers or {})
         self.legacy_version: str | None = None
         self.session_id: str | None = None
@@ -82,7 +86,8 @@ class HttpTransport:
     async def start(self, on_incoming: Incoming) -> None:
         self._on_incoming = on_incoming
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, auth=self._auth)
+            self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, auth=self._auth,
+                                             transport=self._http_transport)
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
         client = self._require_client()

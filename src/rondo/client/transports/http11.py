@@ -1,0 +1,222 @@
+"""`Http11Pool`: a lean HTTP/1.1 transport under httpx, for a client that sends many requests
+to one origin (the proxy's upstream link).
+
+httpx's default transport (httpcore) costs far more CPU per request than the MCP work around it:
+a connection-pool state machine, anyio streams, h11 events, and an import attempt of `sniffio`
+on every lock it makes. This one is asyncio streams and a small parser: keep-alive connections
+kept per origin, the request written in one go, the status line and headers read with one
+`readuntil`, the body framed by Content-Length, chunked encoding or the connection's end, and
+streamed to httpx (so SSE answers stream as before). A reused connection that the server had
+closed before answering anything is retried once on a fresh one. Plain `http` and `https`
+(verified with the system's default context); nothing else: no HTTP/2, no proxies (the
+`HttpTransport` in front of it refuses redirects anyway).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+_MAX_HEAD = 64 * 1024
+_CHUNK = 64 * 1024
+Origin = tuple[str, str, int]
+
+
+class _Conn:
+    __slots__ = ("reader", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    def usable(self) -> bool:
+        return not self.writer.is_closing() and not self.reader.at_eof()
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Http11Pool(httpx.AsyncBaseTransport):
+    """See the module docstring. `max_idle` bounds the idle connections kept per origin."""
+
+    def __init__(self, *, max_idle: int = 64) -> None:
+        if not isinstance(max_idle, int) or max_idle < 0:
+            raise ValueError("max_idle must be a non-negative integer")
+        self.max_idle = max_idle
+        self._idle: dict[Origin, list[_Conn]] = {}
+        self._ssl: ssl.SSLContext | None = None
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if url.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"unsupported scheme {url.scheme!r}", request=request)
+        origin = (url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80))
+        body = await request.aread()
+        head = bytearray(b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), url.raw_path))
+        for name, value in request.headers.raw:
+            head += name + b": " + value + b"\r\n"
+        head += b"\r\n"
+        message = bytes(head) + body
+        timeouts = request.extensions.get("timeout") or {}
+        for attempt in (0, 1):
+            conn = self._take(origin) if attempt == 0 else None
+            reused = conn is not None
+            if conn is None:
+                conn = await self._open(origin, timeouts.get("connect"), request)
+            try:
+                conn.writer.write(message)
+                await conn.writer.drain()
+                status, headers, version = await _read_head(conn.reader)
+            except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
+                conn.close()
+                if reused and attempt == 0:
+                    continue  # a kept connection the server had closed: once more, fresh
+                raise httpx.ReadError(f"connection lost: {exc!r}", request=request) from None
+            except httpx.RemoteProtocolError as exc:
+                conn.close()
+                raise httpx.RemoteProtocolError(str(exc), request=request) from None
+            except BaseException:
+                conn.close()  # cancelled mid-exchange: the connection's state is unknown
+                raise
+            stream = _Body(self, origin, conn, request, status, headers, version)
+            return httpx.Response(status, headers=headers, stream=stream,
+                                  extensions={"http_version": b"HTTP/1.1"})
+        raise AssertionError("unreachable")
+
+    async def _open(self, origin: Origin, timeout: float | None, request: httpx.Request) -> _Conn:
+        scheme, host, port = origin
+        context: ssl.SSLContext | None = None
+        if scheme == "https":
+            context = self._ssl = self._ssl or ssl.create_default_context()
+        try:
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(
+                    host, port, ssl=context, server_hostname=host if context else None,
+                    limit=_MAX_HEAD)
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out",
+                                       request=request) from None
+        except OSError as exc:
+            raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}",
+                                     request=request) from None
+        return _Conn(reader, writer)
+
+    def _take(self, origin: Origin) -> _Conn | None:
+        idle = self._idle.get(origin)
+        while idle:
+            conn = idle.pop()
+            if conn.usable():
+                return conn
+            conn.close()
+        return None
+
+    def _give_back(self, origin: Origin, conn: _Conn) -> None:
+        idle = self._idle.setdefault(origin, [])
+        if len(idle) < self.max_idle and conn.usable():
+            idle.append(conn)
+        else:
+            conn.close()
+
+    async def aclose(self) -> None:
+        for idle in self._idle.values():
+            for conn in idle:
+                conn.close()
+        self._idle.clear()
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The status, headers and version of the next final response (1xx ones skipped)."""
+    while True:
+        try:
+            raw = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.LimitOverrunError:
+            raise httpx.RemoteProtocolError(f"response head over {_MAX_HEAD} bytes") from None
+        lines = raw[:-4].split(b"\r\n")
+        parts = lines[0].split(b" ", 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+            raise httpx.RemoteProtocolError(f"malformed status line {lines[0][:80]!r}")
+        status = int(parts[1])
+        headers = []
+        for line in lines[1:]:
+            name, sep, value = line.partition(b":")
+            if not sep or not name or name != name.strip():
+                raise httpx.RemoteProtocolError(f"malformed header line {line[:80]!r}")
+            headers.append((name, value.strip()))
+        if not 100 <= status < 200 or status == 101:
+            return status, headers, parts[0]
+
+
+class _Body(httpx.AsyncByteStream):
+    """One response's body, framed as its headers say; the connection goes back to the pool
+    once the body was read to its end (and the server did not ask to close it)."""
+
+    def __init__(self, pool: Http11Pool, origin: Origin, conn: _Conn, request: httpx.Request,
+                 status: int, headers: list[tuple[bytes, bytes]], version: bytes) -> None:
+        self.pool, self.origin, self.conn, self.request = pool, origin, conn, request
+        lower = {name.lower(): value for name, value in headers}
+        self.reusable = (version == b"HTTP/1.1"
+                         and b"close" not in lower.get(b"connection", b"").lower())
+        self.length: int | None = None
+        self.chunked = False
+        if request.method == "HEAD" or status in (204, 304):
+            self.length = 0
+        elif b"chunked" in lower.get(b"transfer-encoding", b"").lower():
+            self.chunked = True
+        elif lower.get(b"content-length", b"").strip().isdigit():
+            self.length = int(lower[b"content-length"])
+        else:
+            self.reusable = False  # delimited by the connection's end
+        self.done = False
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        reader = self.conn.reader
+        try:
+            if self.chunked:
+                while True:
+                    line = await reader.readuntil(b"\r\n")
+                    size = int(line.split(b";", 1)[0].strip() or b"x", 16)
+                    if size == 0:
+                        while await reader.readuntil(b"\r\n") != b"\r\n":
+                            pass  # trailers
+                        break
+                    data = await reader.readexactly(size)
+                    if await reader.readexactly(2) != b"\r\n":
+                        raise httpx.RemoteProtocolError("malformed chunk", request=self.request)
+                    yield data
+            elif self.length is not None:
+                remaining = self.length
+                while remaining > 0:
+                    data = await reader.read(min(remaining, _CHUNK))
+                    if not data:
+                        raise httpx.RemoteProtocolError("the server closed the connection "
+                                                        "mid-body", request=self.request)
+                    remaining -= len(data)
+                    yield data
+            else:
+                while data := await reader.read(_CHUNK):
+                    yield data
+            self.done = True
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            raise httpx.RemoteProtocolError(f"malformed response body: {exc!r}",
+                                            request=self.request) from None
+        except (ConnectionError, OSError) as exc:
+            raise httpx.ReadError(f"connection lost: {exc!r}", request=self.request) from None
+
+    async def aclose(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.done and self.reusable:
+            self.pool._give_back(self.origin, self.conn)
+        else:
+            self.conn.close()
+
+
+def pooled_client(**options: Any) -> httpx.AsyncClient:
+    """An httpx client on an `Http11Pool` (options as `httpx.AsyncClient`'s)."""
+    return httpx.AsyncClient(transport=Http11Pool(), **options)

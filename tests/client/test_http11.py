@@ -1,0 +1,192 @@
+"""`Http11Pool` (the proxy's lean HTTP/1.1 transport under httpx) against a scripted raw
+server: framing by Content-Length, chunked encoding and the connection's end; keep-alive reuse;
+a kept connection the server closed retried once, fresh; malformed and oversized heads refused
+with httpx errors (which `HttpTransport` turns into TransportError)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rondo.client.transports.http11 import Http11Pool
+
+Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[bool]]
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":", 1)[1])
+    return head + await reader.readexactly(length)
+
+
+async def serve(script: Script) -> tuple[asyncio.Server, str, list[int]]:
+    """A server whose every connection runs `script(reader, writer, n)` per request (n counts
+    requests on that connection) until it returns False; `opened` counts connections."""
+    opened: list[int] = []
+
+    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        opened.append(1)
+        n = 0
+        try:
+            while True:
+                try:
+                    await read_request(reader)
+                except asyncio.IncompleteReadError:
+                    break
+                n += 1
+                if not await script(reader, writer, n):
+                    break
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(on_connection, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    return server, f"http://127.0.0.1:{port}/mcp", opened
+
+
+def run(script: Script, go: Callable[[httpx.AsyncClient, str, list[int]], Awaitable[None]]) -> None:
+    async def main() -> None:
+        server, url, opened = await serve(script)
+        try:
+            async with httpx.AsyncClient(transport=Http11Pool()) as client:
+                await asyncio.wait_for(go(client, url, opened), 10)
+        finally:
+            server.close()
+
+    asyncio.run(main())
+
+
+def test_content_length_bodies_reuse_one_kept_connection() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        body = b'{"n": %d}' % n
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        return True
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        for n in (1, 2, 3):
+            response = await client.post(url, content=b'{"x": 1}')
+            assert response.status_code == 200 and response.json() == {"n": n}
+        assert len(opened) == 1  # three requests, one connection
+
+    run(script, go)
+
+
+def test_chunked_and_close_delimited_bodies_and_connection_close() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        if n == 1:
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n")
+            await writer.drain()
+            return True
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end")
+        await writer.drain()
+        return False
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        assert (await client.post(url, content=b"a")).content == b"hello world"
+        assert (await client.post(url, content=b"b")).content == b"until the end"
+        # The server closed after the second: the next request opens a new connection.
+        assert (await client.post(url, content=b"c")).content == b"hello world"
+        assert len(opened) == 2
+
+    run(script, go)
+
+
+def test_a_kept_connection_the_server_closed_is_retried_once_fresh() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        if n == 2:
+            return False  # closes without answering the connection's second request
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        return True
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        assert (await client.post(url, content=b"1")).content == b"ok"
+        assert (await client.post(url, content=b"2")).content == b"ok"  # retried, fresh
+        assert len(opened) == 2
+
+    run(script, go)
+
+
+def test_a_fresh_connection_closed_before_answering_is_an_error_not_a_retry() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        return False
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        with pytest.raises(httpx.ReadError, match="connection lost"):
+            await client.post(url, content=b"1")
+        assert len(opened) == 1
+
+    run(script, go)
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    (b"HTTP/1.1 OK\r\n\r\n", "malformed status line"),
+    (b"SPDY/3 200 OK\r\n\r\n", "malformed status line"),
+    (b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n", "malformed header line"),
+    (b"HTTP/1.1 200 OK\r\n" + b"X-Big: " + b"a" * 70_000 + b"\r\n\r\n", "response head over"),
+    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "malformed response body"),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", "closed the connection mid-body"),
+])
+def test_malformed_answers_are_httpx_protocol_errors(reply: bytes, message: str) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(reply)
+        await writer.drain()
+        return False
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        with pytest.raises(httpx.RemoteProtocolError, match=message):
+            await client.post(url, content=b"1")
+
+    run(script, go)
+
+
+def test_interim_responses_are_skipped_and_no_body_statuses_read_nothing() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")
+        await writer.drain()
+        return True
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        for _ in range(2):
+            response = await client.post(url, content=b"1")
+            assert response.status_code == 204 and response.content == b""
+        assert len(opened) == 1
+
+    run(script, go)
+
+
+def test_an_unreachable_origin_is_a_connect_error() -> None:
+    async def main() -> None:
+        async with httpx.AsyncClient(transport=Http11Pool()) as client:
+            with pytest.raises(httpx.ConnectError, match="cannot connect"):
+                await client.post("http://127.0.0.1:9/mcp", content=b"1")
+
+    asyncio.run(main())
+
+
+@settings(max_examples=40, deadline=None)
+@given(pieces=st.lists(st.binary(min_size=1, max_size=300), min_size=1, max_size=6))
+def test_any_chunking_reassembles_the_body(pieces: list[bytes]) -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for piece in pieces:
+            out += b"%x\r\n%s\r\n" % (len(piece), piece)
+        writer.write(out + b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        assert (await client.post(url, content=b"1")).content == b"".join(pieces)
+
+    run(script, go)
