@@ -9,8 +9,8 @@ and plays the retrying client, the bridge in between).
     .venv/bin/python interop/bridge_everything_check.py
 
 Its tools ask mid-call: `trigger-elicitation-request` (`elicitation/create`, a form of twelve
-fields), `trigger-sampling-request` (`sampling/createMessage`) and `get-roots-list`
-(`roots/list`); server-everything registers each only for a client that declared the
+fields), `trigger-url-elicitation` (a URL-mode `elicitation/create` with an `elicitationId`),
+`trigger-sampling-request` (`sampling/createMessage`) and `get-roots-list` (`roots/list`); server-everything registers each only for a client that declared the
 capability at `initialize`, which the bridge's per-capability upstream sessions tell it. Every
 check line names the bridge mode, the upstream's era and the client's. Exits 0 when all pass.
 """
@@ -33,6 +33,9 @@ ROOTS = [{"uri": "file:///work/project", "name": "project"}]
 def answer_form(request: Any) -> Any:
     from rondo.client import ElicitResult
 
+    if request.mode == "url":  # the user "opened" the link
+        assert request.url == "https://example.com/consent", request.url
+        return ElicitResult("accept")
     assert request.message == "Please provide inputs for the following fields:", request.message
     return ElicitResult("accept", {"name": "Ada Lovelace", "check": True, "integer": 7})
 
@@ -47,7 +50,7 @@ async def walk(mode: str, url: str, era: str, upstream_era: str) -> list[str]:
 
     done = []
     async with Client(url, protocol=ERAS[era], on_elicit=answer_form, on_sample=sample,
-                      on_roots=ROOTS, timeout=30) as client:
+                      on_roots=ROOTS, elicit_modes=("form", "url"), timeout=30) as client:
         assert client.era == era, client.era
         tools = {t.name for t in await client.list_tools()}
         wanted = {"trigger-elicitation-request", "trigger-sampling-request", "get-roots-list"}
@@ -76,6 +79,19 @@ async def walk(mode: str, url: str, era: str, upstream_era: str) -> list[str]:
         result = await client.call_tool("get-roots-list")
         assert "file:///work/project" in result.text, result.text
         done.append("get-roots-list completed (the client's root listed)")
+        consent = {"url": "https://example.com/consent", "message": "Consent, please."}
+        if era == "modern":  # a URL elicitation: the upstream's elicitationId stays upstream
+            pending = await client.call_tool("trigger-url-elicitation", consent, manual=True)
+            assert isinstance(pending, PendingCall), pending
+            [(key, request)] = pending.input_requests.items()
+            assert request == {"method": "elicitation/create", "params": {
+                "mode": "url", "url": consent["url"], "message": consent["message"]}}, request
+            result = await client.resume(pending, {key: {"action": "accept"}})
+        else:
+            result = await client.call_tool("trigger-url-elicitation", consent)
+        assert "User completed the URL elicitation flow" in result.text, result.text
+        done.append("trigger-url-elicitation completed (URL mode, accepted"
+                    + (", no elicitationId in the round)" if era == "modern" else ")"))
         assert (await client.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
         done.append("echo (no question) completed")
     return done
