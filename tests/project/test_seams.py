@@ -360,3 +360,64 @@ def test_a_row_declares_its_name_field_may_ask_and_scopes() -> None:
     assert NAME_FIELDS["resources/read"] == "uri"
     with pytest.raises(ValueError, match="not a valid OAuth scope token"):
         server.method("example/bad", scopes=["has space"])(fetch)
+
+
+# -- ctx.user_state and server.emit reach their extension through the seam, not by its id ---------
+
+
+class Recorder:
+    """An extension of another name serving `ctx.user_state` and `server.emit`."""
+
+    name = "example.com/recorder"
+
+    def __init__(self) -> None:
+        self.emitted: list[tuple[str, Any, dict[str, Any]]] = []
+
+    def methods(self) -> list[Method]:
+        return []
+
+    def capability(self, server: Any) -> None:
+        return None
+
+    def context_calls(self) -> dict[str, Any]:
+        return {"user_state": lambda ctx: {"who": ctx.server_name}}
+
+    def server_calls(self) -> dict[str, Any]:
+        return {"emit": lambda name, data, **options: self.emitted.append((name, data, options)) or "sent"}
+
+
+def test_user_state_and_emit_are_served_by_whichever_extension_provides_them() -> None:
+    server = rondo.Server("seamed")
+    recorder = server.extension(Recorder())
+
+    @server.tool
+    def mine(ctx: rondo.Context) -> str:
+        return str(ctx.user_state["who"])
+
+    assert server.emit("order.shipped", {"id": 1}, event_id="e1") == "sent"
+    assert recorder.emitted == [("order.shipped", {"id": 1}, {"event_id": "e1"})]
+
+    async def call() -> Any:
+        async with RondoClient(server) as client:
+            return (await client.call_tool("mine", {})).content[0]["text"]
+
+    assert asyncio.run(call()) == "seamed"
+
+
+def test_without_the_extension_user_state_and_emit_say_what_to_install() -> None:
+    server = rondo.Server("bare")
+    with pytest.raises(RuntimeError, match=r"server.emit needs the events extension"):
+        server.emit("order.shipped", {})
+
+    @server.tool
+    def mine(ctx: rondo.Context) -> str:
+        try:
+            return str(ctx.user_state)
+        except RuntimeError as exc:
+            return str(exc)
+
+    async def call() -> Any:
+        async with RondoClient(server) as client:
+            return (await client.call_tool("mine", {})).content[0]["text"]
+
+    assert asyncio.run(call()).startswith("ctx.user_state needs per-user state installed")

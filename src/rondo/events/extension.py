@@ -181,6 +181,10 @@ class Events:
         self.types[name] = declared
         return declared
 
+    def server_calls(self) -> dict[str, Callable[..., Any]]:
+        """What `server.emit(...)` calls (`Server.extension` files it under `server_calls`)."""
+        return {"emit": self.emit}
+
     async def emit(self, name: str, data: Mapping[str, Any], *, event_id: str | None = None,
                    timestamp: float | None = None) -> dict[str, Any]:
         """Record one occurrence; every poller, stream and webhook of this type (on any worker,

@@ -263,11 +263,11 @@ class Context:
         """The caller's per-user state (`rondo.userstate.UserStateView`): needs
         `server.extension(rondo.userstate.UserState(...))`; raises `NoPrincipal` for an
         anonymous caller unless that extension shares state among anonymous callers."""
-        ext: Any = self.server.extensions.get("dev.rondo/user-state")
-        if ext is None:
+        call = self.server.context_calls.get("user_state")  # the userstate extension's, if installed
+        if call is None:
             raise RuntimeError("ctx.user_state needs per-user state installed: "
                                "server.extension(rondo.userstate.UserState(...))")
-        return ext.view(self)
+        return call(self)
 
     # -- served by the tasks extension -------------------------------------------------------------------
 

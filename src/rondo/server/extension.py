@@ -20,10 +20,10 @@ class Extension(Protocol):
 
     Optional hooks, looked up by name: `attach(server)`, called once when installed (to
     register resources, say); `context_calls()` -> {name: fn(ctx, ...)} for the `Context`
-    methods it serves (`ctx.start_task`); `tool_options`, the tool options it serves (`("task",)`:
-    while none installed serves an option a tool uses, `Server.settle()` installs the default
-    registered for it, `server/defaults.py`); the fleet hooks `fleet_problem(server) -> str | None`
-    and `use_redis(url)` (`rondo.fleet`).
+    methods it serves (`ctx.start_task`, `ctx.user_state`), `server_calls()` for `Server`'s
+    (`emit`); `tool_options`, the tool options it serves (`("task",)`; `Server.settle()`
+    installs a registered default for an option nothing installed serves, `defaults.py`);
+    the fleet hooks `fleet_problem(server) -> str | None` and `use_redis(url)` (`rondo.fleet`).
     """
 
     name: str

@@ -146,8 +146,9 @@ class Server:
         self._core: Core | None = None
         # Who follows this registry (the `Core`): called with (what changed, its detail).
         self._listeners: list[Callable[[str, Any], None]] = []
-        # What `ctx.<name>(...)` calls that an installed extension provides (`ctx.start_task`).
+        # What `ctx.start_task`, `ctx.user_state`, `server.emit` call: installed extensions' own.
         self.context_calls: dict[str, Callable[..., Any]] = {}
+        self.server_calls: dict[str, Callable[..., Any]] = {}
         # rondo.auth hook: the resource server, and scopes=[...] per component, keyed
         # ("tool", name) / ("prompt", name) / ("resource", uri or template).
         self.auth = auth
@@ -461,9 +462,9 @@ class Server:
         if name in self.extensions:
             raise ValueError(f"extension {name!r} is installed twice")
         self.extensions[name] = extension
-        calls = getattr(extension, "context_calls", None)
-        if calls is not None:
-            self.context_calls.update(calls())
+        for table, hook in ((self.context_calls, "context_calls"), (self.server_calls, "server_calls")):
+            calls = getattr(extension, hook, None)
+            table.update(calls() if calls is not None else {})
         for method in extension.methods():
             self._add_method(method)
         wraps = getattr(extension, "wraps", None)
@@ -478,11 +479,11 @@ class Server:
     def emit(self, name: str, data: Any, **options: Any) -> Any:
         """Emit one occurrence of an event type declared on the events extension
         (`rondo.events.Events`, experimental): `await server.emit("order.shipped", {...})`."""
-        events: Any = self.extensions.get("io.modelcontextprotocol/events")
-        if events is None:
+        call = self.server_calls.get("emit")  # the events extension's, if installed
+        if call is None:
             raise RuntimeError("server.emit needs the events extension: "
                                "server.extension(rondo.events.Events())")
-        return events.emit(name, data, **options)
+        return call(name, data, **options)
 
     def settle(self) -> None:
         """Install the default extension (`server/defaults.py`) of every tool option a tool uses

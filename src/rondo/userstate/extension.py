@@ -123,6 +123,10 @@ class UserState:
         binding = getattr(ctx.auth, "binding", None)
         return binding if isinstance(binding, str) else None
 
+    def context_calls(self) -> dict[str, Callable[..., Any]]:
+        """What `ctx.user_state` calls (`Server.extension` files it under `context_calls`)."""
+        return {"user_state": self.view}
+
     def view(self, ctx: Any) -> UserStateView:
         """The caller's view, or `NoPrincipal` for an anonymous caller under `"refuse"`."""
         who = self.principal_of(ctx)
