@@ -239,3 +239,51 @@ def test_with_warnings_as_errors_a_failed_listing_leaves_the_server_consistent()
 
     assert asyncio.run(main()) == ["list", "add", "get"]
     assert "broken" not in server.tools
+
+
+def test_a_generated_server_keeps_the_express_lane():
+    # The laziness wraps tools/list (an extension's `Wrap`), so no middleware sits in front of
+    # every call: plain tools/call still takes the express lane, and no tool is claimed off it.
+    with pytest.warns(OperationSkipped, match="GET /broken skipped"):
+        server, _ = _server()
+        core = server.core
+        assert not core.middleware
+        assert core.express and not any(core.takes(tool) for tool in server.tools.values())
+
+        async def main():
+            async with Client(server) as mcp:
+                return [t.name for t in await mcp.list_tools()]
+
+        assert asyncio.run(main()) == ["list", "add", "get"]
+    assert core.express  # removing the broken tool at listing time left the lane on
+
+
+def test_the_first_listing_translates_on_the_2025_era_too(counted):
+    server, _ = _server()
+
+    async def main():
+        async with Client(server, protocol="2025-11-25") as mcp:
+            return {t.name: t for t in await mcp.list_tools()}
+
+    with pytest.warns(OperationSkipped, match="GET /broken skipped"):
+        tools = asyncio.run(main())
+    assert list(tools) == ["list", "add", "get"]
+    assert set(tools["add"].input_schema["properties"]) == {"name", "owner"}
+
+
+def test_two_documents_into_one_server_each_translate_on_the_listing():
+    server = rondo.Server("both")
+    client = httpx.AsyncClient(base_url="https://pets.example")
+    other = {**DOCUMENT, "paths": {"/owners": {"get": {"operationId": "owners", "parameters": [
+        _query("pet", {"$ref": "#/components/schemas/Pet"})], "responses": JSON_PET}}}}
+    with pytest.warns(OperationSkipped, match="GET /broken skipped"):
+        from_openapi(DOCUMENT, client, server=server)
+        from_openapi(other, client, server=server)
+
+        async def main():
+            async with Client(server) as mcp:
+                return {t.name: t for t in await mcp.list_tools()}
+
+        tools = asyncio.run(main())
+    assert list(tools) == ["list", "add", "get", "owners"]
+    assert set(tools["owners"].input_schema["properties"]) == {"pet"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import re
 import warnings
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -13,6 +14,7 @@ import httpx
 
 import rondo
 from rondo import Context, ToolError
+from rondo.server import Wrap
 
 from . import confirm, document
 from .call import Limits, result, send
@@ -74,16 +76,12 @@ def from_openapi(
     schemas = _Schemas(tr) if lazy else None
     if server is None:
         title = doc.get("info", {}).get("title") if isinstance(doc.get("info"), dict) else None
-        if schemas is not None:  # outermost: the schemas are whole before anything reads them
-            server_options["middleware"] = [schemas.middleware,
-                                             *(server_options.get("middleware") or ())]
         server = rondo.Server(name or clean(str(title or "openapi")), **server_options)
     elif server_options:
         raise TypeError("server options go to rondo.Server; pass them there when giving server=")
-    elif schemas is not None:
-        server.middleware = (schemas.middleware, *server.middleware)
-    if schemas is not None:
+    if schemas is not None:  # a wrap of tools/list: tools/call keeps the express lane
         schemas.server = server
+        server.extension(schemas)
     names = Names()
     uri_base = f"{resource_scheme}://{clean(server.name)}"
     for path, item in doc.get("paths", {}).items():
@@ -148,12 +146,18 @@ def _why(exc: Exception) -> str:
     return f"malformed ({type(exc).__name__}: {str(exc)[:200]})"
 
 
+_BUILDS = itertools.count(1)
+
+
 class _Schemas:
     """The tools whose schemas are not translated yet: all of them on the first `tools/list`
-    (the middleware), one on its first call. An operation whose schemas cannot be translated
-    is then left out as it would have been at build: a warning, the tool removed."""
+    (a `Wrap` of that row, installed as an extension that advertises nothing: middleware would
+    turn the express lane off for every call), one on its first call. An operation whose
+    schemas cannot be translated is then left out as it would have been at build: a warning,
+    the tool removed."""
 
     def __init__(self, tr: Translator) -> None:
+        self.name = f"dev.rondo/openapi-schemas-{next(_BUILDS)}"  # one per build into a server
         self.tr: Translator | None = tr  # holds the document: let go once nothing is pending
         self.server: rondo.Server | None = None
         self.pending: dict[str, tuple[Operation, Plan, Callable[..., Any]]] = {}
@@ -190,10 +194,20 @@ class _Schemas:
         for name in list(self.pending):
             self.ensure(name)
 
-    async def middleware(self, request: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
-        if self.pending and request.method == "tools/list":
+    def methods(self) -> tuple[()]:
+        return ()
+
+    def capability(self, server: Any) -> None:
+        return None
+
+    def wraps(self) -> list[Wrap]:
+        return [Wrap("tools/list", self.listing)]
+
+    async def listing(self, core: Any, request: Any,
+                      call_next: Callable[[Any, Any], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        if self.pending:
             self.ensure_all()
-        return await call_next(request)
+        return await call_next(core, request)
 
 
 def _base_url(doc: dict[str, Any], client: httpx.AsyncClient, given: str | None) -> httpx.URL:
