@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
-import socket
-import subprocess
 import time
 from typing import Any
+
+from loopback_redis import loopback_redis  # a sibling: benchmarks/ is sys.path[0]
 
 import rondo
 from rondo.fleet import use_bus
@@ -68,25 +67,8 @@ async def probe(url: str, pid: int) -> None:
 
 
 def main() -> None:
-    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)
-    try:
-        import redis
-
-        for _ in range(200):
-            try:
-                redis.Redis(port=port, socket_timeout=0.5).ping()
-                break
-            except redis.RedisError:
-                time.sleep(0.05)
-        asyncio.run(probe(f"redis://127.0.0.1:{port}/0", proc.pid))
-    finally:
-        proc.kill()
-        proc.wait()
+    with loopback_redis() as (url, pid):
+        asyncio.run(probe(url, pid))
 
 
 if __name__ == "__main__":

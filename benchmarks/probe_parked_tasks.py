@@ -14,14 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from typing import Any
+
+from loopback_redis import loopback_redis  # a sibling: benchmarks/ is sys.path[0]
 
 import rondo
 from rondo import elicit
@@ -91,25 +90,8 @@ async def level(n: int, store: Any) -> str:
 
 @contextlib.contextmanager
 def redis_url() -> Iterator[str]:
-    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no"], stdout=subprocess.DEVNULL)
-    try:
-        import redis
-
-        for _ in range(200):
-            try:
-                redis.Redis(port=port, socket_timeout=0.5).ping()
-                break
-            except redis.RedisError:
-                time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.kill()
-        proc.wait()
+    with loopback_redis() as (url, _):
+        yield url
 
 
 def main() -> None:

@@ -3,7 +3,6 @@ in tests/helpers (`tests.helpers.wire_schema`, `tests.helpers.redis_server`) and
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -33,9 +32,9 @@ def python_exe() -> str:
 @pytest.fixture
 def free_port() -> int:
     """A loopback TCP port that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    from tests.helpers.loopback import free_port
+
+    return free_port()
 
 
 @pytest.fixture(scope="session")

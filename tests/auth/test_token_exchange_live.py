@@ -18,44 +18,22 @@ import asyncio
 import base64
 import json
 import logging
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
 import pytest
-import uvicorn
 
 import rondo
 from rondo.auth import JwtVerifier, ResourceServer, TokenExchange
 from rondo.auth.errors import InvalidToken
 from rondo.client import ClientCredentials
 from tests.authserver.fixture import AuthServer
-from tests.helpers.auth_live import free_port
+from tests.helpers.loopback import free_port, served
 
 pytestmark = pytest.mark.slow
 SECRET = "gateway-secret-0123456789"
 GATEWAY = "http://127.0.0.1:9/mcp"  # served in-process (httpx.ASGITransport): never a socket
-
-
-@contextmanager
-def serve(app: Any, port: int) -> Iterator[None]:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "loopback server did not start"
-        time.sleep(0.02)
-    try:
-        yield
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 class Outbound:
@@ -171,7 +149,7 @@ def test_a_gateway_tool_calls_a_protected_api_with_an_exchanged_token_only(
                     results.append(answer.json()["result"])
             return results
 
-        with serve(protected_api(authority.issuer, api_url, api_seen), port):
+        with served(protected_api(authority.issuer, api_url, api_seen), port=port):
             first, second, elsewhere, revoked = asyncio.run(go())
         exchanges = authority.exchanges()
     # The API accepted the exchanged token: its audience, the user, the gateway as actor.
@@ -256,7 +234,7 @@ def test_a_proxy_relays_each_call_with_the_callers_exchanged_token(
                 assert listed >= 1 and len(seen) > listed
                 return texts
 
-        with serve(recording, port):
+        with served(recording, port=port):
             texts = asyncio.run(go())
         exchanges = authority.exchanges()
     assert texts == ["alice via gateway"] * 2

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.loopback import free_port
+
 pytestmark = pytest.mark.slow
 
 APP = textwrap.dedent(
@@ -148,12 +150,6 @@ def test_a_header_without_a_colon_exits_2(app_file: Path) -> None:
 def test_a_server_command_that_does_not_exist_exits_1(tmp_path: Path) -> None:
     done = rondo("call", str(tmp_path / "no-such-server"), "greet", "{}")
     assert done.returncode == 1 and done.stderr.startswith("rondo call: ")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.helpers import fleet_parts, redis_server
+from tests.helpers import fleet_parts
 from tests.helpers.helpers_core import ALL_CAPS, http_headers, http_messages, request
 from tests.helpers.webhook_receiver import Receiver
 
@@ -25,17 +25,8 @@ SECRET = "whsec_" + base64.b64encode(b"fleet-secret-0123456789abcdef!!").decode(
 
 @pytest.fixture(scope="module")
 def workers():
-    fleet_parts.need("redis-server")
-    with redis_server.running() as url:
-        started = [fleet_parts.start_worker("--fleet", "--redis", url, worker_id=f"w{n}", app=APP)
-                   for n in (1, 2, 3)]
-        try:
-            for worker in started:
-                fleet_parts.wait_http(f"http://127.0.0.1:{worker.port}/healthz", worker.proc)
-            yield started
-        finally:
-            for worker in started:
-                fleet_parts.stop(worker.proc)
+    with fleet_parts.redis_fleet(APP) as started:
+        yield started
 
 
 def headers_for(message: dict) -> dict[str, str]:

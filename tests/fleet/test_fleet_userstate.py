@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.helpers import fleet_parts, redis_server
+from tests.helpers import fleet_parts
 from tests.helpers.helpers_core import ALL_CAPS, http_headers, http_messages, request
 
 pytestmark = pytest.mark.slow
@@ -21,17 +21,8 @@ APP = Path(__file__).resolve().parents[1] / "helpers" / "fleet_userstate_app.py"
 
 @pytest.fixture(scope="module")
 def workers():
-    fleet_parts.need("redis-server")
-    with redis_server.running() as url:
-        started = [fleet_parts.start_worker("--fleet", "--redis", url, worker_id=f"w{n}", app=APP)
-                   for n in (1, 2, 3)]
-        try:
-            for worker in started:
-                fleet_parts.wait_http(f"http://127.0.0.1:{worker.port}/healthz", worker.proc)
-            yield started
-        finally:
-            for worker in started:
-                fleet_parts.stop(worker.proc)
+    with fleet_parts.redis_fleet(APP) as started:
+        yield started
 
 
 async def tool(client: httpx.AsyncClient, worker: fleet_parts.Worker, user: str, name: str,

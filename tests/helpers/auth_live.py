@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -18,14 +17,9 @@ from pathlib import Path
 import httpx
 
 from tests.authserver.fixture import AuthServer
+from tests.helpers.loopback import free_port
 
 HERE = Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

@@ -7,25 +7,12 @@ loopback here (the test's receiver); production keeps both refusals on.
 import os
 
 import rondo
-from rondo.auth import ResourceServer
-from rondo.auth.errors import InvalidToken
-from rondo.auth.principal import Principal
 from rondo.events import Delivery, Events
+from tests.helpers.user_tokens import user_auth
 
 PID = os.getpid()
 
-
-class Tokens:
-    cache_ttl = 0.0
-
-    async def verify(self, token: str) -> Principal:
-        if not token.startswith("user-"):
-            raise InvalidToken()
-        return Principal.from_claims({"sub": token[5:], "iss": "https://as.example"})
-
-
-server = rondo.Server("fleet-events", state=None, auth=ResourceServer(
-    resource="http://127.0.0.1/mcp", issuer="https://as.example", verifier=Tokens()))
+server = rondo.Server("fleet-events", state=None, auth=user_auth())
 events = Events(delivery=Delivery(allow_http=True, allow_private=True, backoff=0.05),
                 heartbeat=1.0)
 server.extension(events)

@@ -9,7 +9,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,15 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.loopback import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "fleet_app.py"
 NGINX_DIR = REPO / "deploy" / "nginx"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def need(binary: str) -> str:
@@ -76,6 +71,25 @@ def start_worker(*args: str, port: int | None = None, worker_id: str | None = No
     proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
     return Worker(port, proc, worker_id)
+
+
+@contextlib.contextmanager
+def redis_fleet(app: Path, workers: int = 3) -> Iterator[list[Worker]]:
+    """One Redis and `workers` `rondo run APP --fleet --redis URL` workers (ids w1, w2...),
+    each answering /healthz before this yields; all stopped after."""
+    from tests.helpers import redis_server
+
+    need("redis-server")
+    with redis_server.running() as url:
+        started = [start_worker("--fleet", "--redis", url, worker_id=f"w{n}", app=app)
+                   for n in range(1, workers + 1)]
+        try:
+            for worker in started:
+                wait_http(f"http://127.0.0.1:{worker.port}/healthz", worker.proc)
+            yield started
+        finally:
+            for worker in started:
+                stop(worker.proc)
 
 
 def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:

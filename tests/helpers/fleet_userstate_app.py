@@ -7,25 +7,12 @@ not the token format). Every answer names the worker process that produced it.
 import os
 
 import rondo
-from rondo.auth import ResourceServer
-from rondo.auth.errors import InvalidToken
-from rondo.auth.principal import Principal
 from rondo.userstate import UserState
+from tests.helpers.user_tokens import user_auth
 
 PID = os.getpid()
 
-
-class Tokens:
-    cache_ttl = 0.0
-
-    async def verify(self, token: str) -> Principal:
-        if not token.startswith("user-"):
-            raise InvalidToken()
-        return Principal.from_claims({"sub": token[5:], "iss": "https://as.example"})
-
-
-server = rondo.Server("fleet-state", state=None, auth=ResourceServer(
-    resource="http://127.0.0.1/mcp", issuer="https://as.example", verifier=Tokens()))
+server = rondo.Server("fleet-state", state=None, auth=user_auth())
 server.extension(UserState())  # a memory store: `--redis` makes it the fleet's Redis
 
 

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
-
-import uvicorn
 
 import rondo
 from rondo import InputRequired, elicit
+
+if __package__:  # imported as tests.helpers.gateway_upstream (run as a script: stdio only)
+    from .loopback import free_port, served, stop  # noqa: F401 (the gateway tests take them from here)
 
 COLOR = elicit.form("Pick a color", {
     "type": "object",
@@ -157,37 +153,6 @@ class Recorder:
             self.posts.append({k.decode().lower(): v.decode() for k, v in scope["headers"]})
         await self.app(scope, receive, send)
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def served(app: Any) -> Iterator[tuple[str, uvicorn.Server]]:
-    """Serve an ASGI app on loopback in a thread; yields (its /mcp URL, the uvicorn server)."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                           lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise AssertionError("the loopback server did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp", server
-    finally:
-        stop(server, thread)
-
-
-def stop(server: uvicorn.Server, thread: threading.Thread | None = None) -> None:
-    server.should_exit = True
-    if thread is not None:
-        thread.join(10)
 
 
 if __name__ == "__main__":  # the same upstream over stdio

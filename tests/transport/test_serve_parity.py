@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.loopback import free_port
+
 pytestmark = pytest.mark.slow
 
 READ_DEADLINE = 2.0  # seconds for all the responses of one case (keep-alive closes at 5 s)
@@ -181,12 +183,6 @@ def exchange(port: int, data: bytes, methods: list[str]) -> tuple[bytes, float]:
         reader = Reader(sock, start + READ_DEADLINE)
         read_responses(reader, methods)
         return reader.buf, time.monotonic() - start
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start(app: Path, mode: str, parser: str) -> tuple[subprocess.Popen, int]:
