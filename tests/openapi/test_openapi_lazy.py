@@ -74,6 +74,15 @@ def _server(**options):
     return from_openapi(DOCUMENT, client, unconfirmed="run", **options), seen
 
 
+def _listed(server, **client_options):
+    """The server's tools as a client lists them, by name."""
+    async def main():
+        async with Client(server, **client_options) as mcp:
+            return {t.name: t for t in await mcp.list_tools()}
+
+    return asyncio.run(main())
+
+
 def _filled(server):
     return sorted(n for n, t in server.tools.items() if "properties" in t.wire["inputSchema"])
 
@@ -182,12 +191,7 @@ def test_into_an_existing_server_the_listing_translates_too():
     client = httpx.AsyncClient(base_url="https://pets.example")
     with pytest.warns(OperationSkipped, match="GET /broken skipped"):
         from_openapi(DOCUMENT, client, server=server)
-
-        async def main():
-            async with Client(server) as mcp:
-                return {t.name: t for t in await mcp.list_tools()}
-
-        tools = asyncio.run(main())
+        tools = _listed(server)
     assert list(tools) == ["hello", "list", "add", "get"]
     assert set(tools["add"].input_schema["properties"]) == {"name", "owner"}
 
@@ -250,23 +254,14 @@ def test_a_generated_server_keeps_the_express_lane():
         assert not core.middleware
         assert core.express and not any(core.takes(tool) for tool in server.tools.values())
 
-        async def main():
-            async with Client(server) as mcp:
-                return [t.name for t in await mcp.list_tools()]
-
-        assert asyncio.run(main()) == ["list", "add", "get"]
+        assert list(_listed(server)) == ["list", "add", "get"]
     assert core.express  # removing the broken tool at listing time left the lane on
 
 
 def test_the_first_listing_translates_on_the_2025_era_too(counted):
     server, _ = _server()
-
-    async def main():
-        async with Client(server, protocol="2025-11-25") as mcp:
-            return {t.name: t for t in await mcp.list_tools()}
-
     with pytest.warns(OperationSkipped, match="GET /broken skipped"):
-        tools = asyncio.run(main())
+        tools = _listed(server, protocol="2025-11-25")
     assert list(tools) == ["list", "add", "get"]
     assert set(tools["add"].input_schema["properties"]) == {"name", "owner"}
 
@@ -279,11 +274,6 @@ def test_two_documents_into_one_server_each_translate_on_the_listing():
     with pytest.warns(OperationSkipped, match="GET /broken skipped"):
         from_openapi(DOCUMENT, client, server=server)
         from_openapi(other, client, server=server)
-
-        async def main():
-            async with Client(server) as mcp:
-                return {t.name: t for t in await mcp.list_tools()}
-
-        tools = asyncio.run(main())
+        tools = _listed(server)
     assert list(tools) == ["list", "add", "get", "owners"]
     assert set(tools["owners"].input_schema["properties"]) == {"pet"}
