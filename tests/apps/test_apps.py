@@ -775,3 +775,13 @@ def test_a_csp_list_holds_at_most_64_origins() -> None:
     assert len(Csp(connect_domains=many[:64]).connect_domains) == 64
     with pytest.raises(AppsError, match="at most 64 origins"):
         Csp(connect_domains=many)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40), st.text(max_size=60))
+def test_no_name_or_title_can_end_the_pages_script(name: str, version: str, title: str) -> None:
+    html = page(title=title, app_name=name, app_version=version, script="view.onInput(() => {});")
+    lowered = html.lower()
+    assert lowered.count("</script") == 1 and lowered.count("<script") == 1
+    assert lowered.count("</title") == 1 and "<!--" not in html
+    assert html.startswith("<!doctype html>")
