@@ -6,6 +6,9 @@ bridge=...)` asks mid-call over its back-channel (real `elicitation/create`,
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -411,3 +414,62 @@ def test_hold_with_several_workers_is_refused_at_start(workers: list[str],
     assert main(["proxy", "http://127.0.0.1:1/mcp", "--bridge", "hold", "--http", "8000",
                  *workers]) == 2
     assert "--bridge hold keeps each held call in the process" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_proxy_process_killed_mid_flow(upstream: str, mode: str) -> None:
+    """Two real `rondo proxy --bridge MODE --http` processes sharing state keys; the one that
+    served the first round is killed (SIGKILL). hold: the retry at the survivor is -32602 at
+    once, naming why; replay: the survivor completes the flow."""
+    from rondo.state.keys import new_secret_text
+    from tests.gateway.test_gateway_cli import wait_for_line
+    from tests.helpers.gateway_upstream import free_port
+
+    env = {**os.environ, "RONDO_STATE_KEYS": f"k1:{new_secret_text()}"}
+    procs, urls = [], []
+    try:
+        for _ in range(2):
+            port = free_port()
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "rondo", "proxy", upstream, "--http", str(port),
+                 "--upstream-protocol", "2025-11-25", "--bridge", mode, "--timeout", "10"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                env=env))
+            urls.append(f"http://127.0.0.1:{port}/mcp")
+        for proc in procs:
+            wait_for_line(proc, b"serving rondo-proxy at")
+
+        async def first_round() -> PendingCall:
+            async with client(urls[0], timeout=20) as c:
+                pending = await c.call_tool("book", {"room": "Blue"}, manual=True)
+                assert isinstance(pending, PendingCall)
+                return pending
+
+        pending = asyncio.run(first_round())
+        procs[0].kill()
+        procs[0].wait(10)
+        monday = {"day": {"action": "accept", "content": {"day": "Monday"}}}
+
+        async def retry() -> None:
+            async with client(urls[1], timeout=20) as c:
+                started = time.monotonic()
+                if mode == "hold":
+                    with pytest.raises(rondo.McpError,
+                                       match="held by another proxy process") as caught:
+                        await c.resume(pending, monday)
+                    assert caught.value.code == -32602
+                    assert time.monotonic() - started < 5
+                else:
+                    assert (await c.resume(pending, monday)).text == (
+                        "Blue booked for Monday at 10:00")
+
+        asyncio.run(retry())
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
