@@ -2,7 +2,8 @@
 `@modelcontextprotocol/server-everything` 2026.8.31 (interop/everything/, a 2025-11-25 server on
 the TypeScript SDK 1.x, over Streamable HTTP with sessions) behind real `rondo proxy --http
 --bridge hold` and `--bridge replay` processes, its interactive tools walked by `rondo.Client`
-and by the official TypeScript client 2.4.0 (interop/bridge_everything_ts.mjs) on 2026-07-28
+by the official TypeScript client 2.4.0 (interop/bridge_everything_ts.mjs) and by the official
+Python client, mcp 2.3.0 (interop/bridge_everything_py.py), on 2026-07-28
 (input rounds made by the bridge) and on 2025-11-25 (the proxy asks the client over its session
 and plays the retrying client, the bridge in between).
 
@@ -24,7 +25,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from gateway_peers_check import EVERYTHING, NODE, RONDO, free_port, process
+from gateway_peers_check import EVERYTHING, MCP_PY, NODE, RONDO, free_port, process
 
 ERAS = {"modern": "2026-07-28", "legacy": "2025-11-25"}
 ROOTS = [{"uri": "file:///work/project", "name": "project"}]
@@ -97,6 +98,20 @@ async def walk(mode: str, url: str, era: str, upstream_era: str) -> list[str]:
     return done
 
 
+def python_walk(url: str, era: str) -> list[str]:
+    """The official Python client's walk (interop/bridge_everything_py.py, mcp 2.3.0's venv)."""
+    import subprocess
+
+    script = Path(__file__).with_name("bridge_everything_py.py")
+    proc = subprocess.run([MCP_PY, str(script), "--era", era, url], capture_output=True,
+                          text=True, timeout=120)
+    if proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}: {proc.stdout[-800:]} {proc.stderr[-1500:]}")
+    lines = [line.removeprefix("ok ") for line in proc.stdout.splitlines() if line.startswith("ok ")]
+    assert len(lines) == 3, proc.stdout
+    return lines
+
+
 def ts_walk(url: str, era: str) -> list[str]:
     """The official TypeScript client's walk (interop/bridge_everything_ts.mjs)."""
     import subprocess
@@ -138,11 +153,13 @@ def main() -> int:
                     "--bridge", mode]
             with process(argv, url, f"proxy-{mode}", logs):
                 for era in ("modern", "legacy"):
-                    for who in ("rondo.Client", "typescript"):
+                    for who in ("rondo.Client", "typescript", "python"):
                         label = f"[bridge {mode}, upstream {era_up}, client {who} {era}]"
                         try:
                             if who == "typescript":
                                 lines = ts_walk(url, era)
+                            elif who == "python":
+                                lines = python_walk(url, era)
                             else:
                                 lines = asyncio.run(walk(mode, url, era, era_up))
                             for line in lines:
