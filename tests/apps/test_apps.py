@@ -785,3 +785,31 @@ def test_no_name_or_title_can_end_the_pages_script(name: str, version: str, titl
     assert lowered.count("</script") == 1 and lowered.count("<script") == 1
     assert lowered.count("</title") == 1 and "<!--" not in html
     assert html.startswith("<!doctype html>")
+
+
+def test_reload_serves_a_changed_file_and_refuses_a_broken_one_clearly(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    built = tmp_path / "dist"
+    built.mkdir()
+    (built / "index.html").write_text(PAGE)
+    server = rondo.Server("dev")
+    apps = server.extension(Apps())
+    apps.view("ui://dev", bundle=built, reload=True)
+    raw = Raw(server, caps=UI_CAPS)
+    [listed] = raw.result("resources/list")["resources"]
+    assert "size" not in listed  # it may change
+    assert raw.result("resources/read", {"uri": "ui://dev"})["contents"][0]["text"] == PAGE
+    rebuilt = PAGE.replace("view", "view, rebuilt")
+    (built / "index.html").write_text(rebuilt)
+    assert raw.result("resources/read", {"uri": "ui://dev"})["contents"][0]["text"] == rebuilt
+    (built / "index.html").write_text("<p>half-written</p>")
+    with caplog.at_level("WARNING", logger="rondo.apps"):
+        error = raw.error("resources/read", {"uri": "ui://dev"})
+    assert error["code"] == -32603
+    assert error["message"] == ("view ui://dev cannot be served: its file changed and no longer "
+                                "passes the view checks (see the server log)")
+    assert "starting with <!doctype html>" in caplog.text  # the reason, for the developer
+    (built / "index.html").write_text(rebuilt + " ")
+    assert raw.result("resources/read", {"uri": "ui://dev"})["contents"][0]["text"] == rebuilt + " "
+    with pytest.raises(AppsError, match="reload=True needs file= or bundle="):
+        apps.view("ui://inline", html=PAGE, reload=True)

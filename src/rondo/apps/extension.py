@@ -10,11 +10,13 @@ view's own calls are ordinary `tools/call`: nothing here touches them.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..server.method import Handler, Method, Wrap
+from ..wire.errors import INTERNAL_ERROR, McpError
 from .meta import (
     EXTENSION,
     LEGACY_RESOURCE_URI,
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from ..core.core import Core
     from ..server.request import Request
     from ..server.server import Server
+
+log = logging.getLogger("rondo.apps")
 
 
 def _model_visible(item: Any) -> bool:
@@ -82,20 +86,24 @@ class Apps:
         prefers_border: bool | None = None,
         max_bytes: int | None = None,
         scopes: list[str] | None = None,
+        reload: bool = False,
     ) -> View:
         """Declare a view at `uri` (`ui://...`) from exactly one of `html=` (the document as a
         string), `file=` (a path) or `bundle=` (a build's output directory; `entry` is the page
         in it). `csp` lists the outside origins it may reach (`Csp(...)` or the wire's
         `{"connectDomains": [...], ...}`), `permissions` the browser features it asks for,
         `domain` a dedicated sandbox origin in the host's format, `prefers_border` the host's
-        frame. The HTML is read and checked now; `AppsError` says what is wrong."""
+        frame. The HTML is read and checked now; `AppsError` says what is wrong. `reload=True`
+        (with `file=` or `bundle=`, for development: `vite build --watch`) reads the file
+        again on a read after it changed, checked the same way."""
         if uri in self.views:
             raise AppsError(f"view {uri!r} is declared twice")
         view = View(uri, html=html, file=file, bundle=bundle, entry=entry, name=name,
                     title=title, description=description, csp=csp,
                     permissions=permissions, domain=domain,
                     prefers_border=prefers_border,
-                    max_bytes=self.max_bytes if max_bytes is None else max_bytes)
+                    max_bytes=self.max_bytes if max_bytes is None else max_bytes,
+                    reload=reload)
         self.views[uri] = view
         self._scopes[uri] = scopes
         if self.server is not None:
@@ -104,13 +112,19 @@ class Apps:
 
     def _register(self, server: Server, view: View) -> None:
         def read_view() -> dict[str, Any]:
-            return view.contents()
+            try:
+                return view.contents()
+            except AppsError as exc:  # a reloaded file that no longer passes: the log says why
+                log.warning("%s", exc)
+                raise McpError(INTERNAL_ERROR, f"view {view.uri} cannot be served: its file "
+                               "changed and no longer passes the view checks (see the server "
+                               "log)") from None
 
         ui = view.meta.wire()
         server.resource(view.uri, name=view.name, title=view.title,
                         description=view.description, mime_type=MIME_TYPE,
-                        size=len(view.html.encode("utf-8")),
-                        meta={"ui": ui} if ui else None,
+                        size=None if view.reload else len(view.html.encode("utf-8")),
+                        meta={"ui": ui} if ui else None, thread=view.reload,  # file I/O
                         scopes=self._scopes.get(view.uri))(read_view)
 
     def link(self, view: View | str, *, visibility: Iterable[str] = VISIBILITIES,

@@ -103,7 +103,8 @@ class View:
     """A declared view (`apps.view(...)` makes one): its `uri`, resource listing fields, `meta`
     (`ViewMeta`) and `html`. `contents()` is its `resources/read` content item."""
 
-    __slots__ = ("uri", "name", "title", "description", "meta", "html")
+    __slots__ = ("uri", "name", "title", "description", "meta", "html", "reload", "_path",
+                 "_stamp", "_max_bytes")
 
     def __init__(
         self,
@@ -121,6 +122,7 @@ class View:
         domain: str | None = None,
         prefers_border: bool | None = None,
         max_bytes: int = MAX_BYTES,
+        reload: bool = False,
     ) -> None:
         self.uri = check_uri(uri)
         if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 1:
@@ -130,14 +132,48 @@ class View:
             permissions=permissions if permissions is None or isinstance(permissions, Permissions)
             else Permissions.parse(permissions),
             domain=domain, prefers_border=prefers_border)
+        if reload and html is not None:
+            raise AppsError("reload=True needs file= or bundle=: inline HTML never changes")
+        self.reload = bool(reload)
+        self._max_bytes = max_bytes
         data, where = _source(html, file, bundle, entry)
+        self._path = None if html is not None else Path(where)
+        self._stamp = self._stat()
         self.html = check_html(data, where=f"view {uri} ({where})", max_bytes=max_bytes,
                                csp=self.meta.csp)
         self.name = name or uri[len("ui://"):]
         self.title = title
         self.description = description
 
+    def _stat(self) -> tuple[int, int] | None:
+        if self._path is None:
+            return None
+        try:
+            found = self._path.stat()
+        except OSError:
+            return None
+        return found.st_mtime_ns, found.st_size
+
+    def fresh(self) -> None:
+        """With `reload=True`: read the file again if it changed since it was last read, and
+        check it as at declaration (`AppsError` if it no longer passes; the last good HTML is
+        kept for when it does again)."""
+        if not self.reload or self._path is None:
+            return
+        stamp = self._stat()
+        if stamp == self._stamp:
+            return
+        try:
+            data = self._path.read_bytes()
+        except OSError as exc:
+            raise AppsError(f"view {self.uri} ({self._path}): cannot read it: {exc.strerror}") \
+                from None
+        self.html = check_html(data, where=f"view {self.uri} ({self._path})",
+                               max_bytes=self._max_bytes, csp=self.meta.csp)
+        self._stamp = stamp
+
     def contents(self) -> dict[str, Any]:
+        self.fresh()
         item: dict[str, Any] = {"uri": self.uri, "mimeType": MIME_TYPE, "text": self.html}
         ui = self.meta.wire()
         if ui:
