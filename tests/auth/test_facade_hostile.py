@@ -178,3 +178,41 @@ def test_redis_store_semantics() -> None:
             assert await store.get("short") is None
 
         asyncio.run(go())
+
+
+def test_file_store_sweeps_expired_files_as_it_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rondo.auth.facade import store as store_module
+
+    monkeypatch.setattr(store_module, "SWEEP_EVERY", 10)
+    now = [1000.0]
+    store = FileStore(tmp_path / "s", clock=lambda: now[0])
+
+    async def go() -> None:
+        for i in range(5):
+            await store.put(f"old{i}", b"v", 1)
+        now[0] += 5
+        for i in range(5):
+            await store.put(f"new{i}", b"v", 60)  # the tenth write sweeps
+
+    asyncio.run(go())
+    files = [p for p in (tmp_path / "s").iterdir() if not p.name.startswith(".")]
+    assert len(files) == 5
+
+
+def test_a_full_memory_store_is_swept_at_most_once_a_second() -> None:
+    now = [1000.0]
+    store = MemoryStore(max_entries=2, clock=lambda: now[0])
+    from rondo.auth.facade import StoreFull
+
+    async def go() -> None:
+        await store.put("a", b"1", 0.5)
+        await store.put("b", b"1", 60)
+        with pytest.raises(StoreFull, match="full"):
+            await store.put("c", b"1", 60)  # sweeps now: nothing expired yet
+        now[0] += 0.6  # "a" expired, but the last sweep was 0.6 s ago
+        with pytest.raises(StoreFull, match="full"):
+            await store.put("c", b"1", 60)
+        now[0] += 0.5
+        await store.put("c", b"1", 60)  # a second later: swept, room again
+
+    asyncio.run(go())

@@ -207,7 +207,7 @@ def oidc(issuer: str, *, client_id: str, client_secret: str, scopes: Iterable[st
          token_auth: TokenAuth = "client_secret_basic", userinfo: bool = True,
          name: str = "oidc", **options: Any) -> Upstream:
     """Any OpenID Connect provider: the endpoints from its discovery document (the facade
-    fetches `{issuer}/.well-known/openid-configuration` at start-up and compares `issuer`
+    fetches `{issuer}/.well-known/openid-configuration` at the first sign-in and compares `issuer`
     exactly), the user from its verified ID token plus `userinfo`. Scopes: `openid email
     profile` and those given. Other keywords go to `Upstream` (`extra_authorize_params`, ...)."""
     _secret(name, client_id, client_secret)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+SWEEP_EVERY = 1000  # FileStore writes between sweeps of expired files
+
 
 class StoreFull(Exception):
     """The store holds as much as it may: the request is refused, nothing is evicted early."""
@@ -56,6 +58,7 @@ class MemoryStore:
         self.max_entries = max_entries
         self._clock = clock
         self._data: dict[str, tuple[bytes, float]] = {}
+        self._next_sweep = 0.0
 
     def _live(self, key: str) -> bytes | None:
         entry = self._data.get(key)
@@ -70,8 +73,10 @@ class MemoryStore:
         if len(self._data) < self.max_entries:
             return
         now = self._clock()
-        for key in [k for k, (_, deadline) in self._data.items() if deadline <= now]:
-            del self._data[key]
+        if now >= self._next_sweep:  # a full store is swept at most once a second, not per write
+            self._next_sweep = now + 1.0
+            for key in [k for k, (_, deadline) in self._data.items() if deadline <= now]:
+                del self._data[key]
         if len(self._data) >= self.max_entries:
             raise StoreFull("the facade's memory store is full")
 
@@ -117,7 +122,8 @@ class MemoryStore:
 class FileStore:
     """One host, many processes: a directory with one file per key (named by the key's SHA-256),
     `deadline\\n value`; `add`, `take` and `count` hold an exclusive `fcntl` lock on a lock file
-    so processes agree. Expired files are removed when read, and by `sweep()`."""
+    so processes agree. Expired files are removed when read, and by `sweep()` (every
+    `SWEEP_EVERY` writes of this process)."""
 
     shared = True
 
@@ -128,6 +134,7 @@ class FileStore:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._clock = clock
         self._lock_path = self.dir / ".lock"
+        self._writes = 0
 
     def _path(self, key: str) -> Path:
         return self.dir / hashlib.sha256(key.encode()).hexdigest()
@@ -148,6 +155,9 @@ class FileStore:
         return value
 
     def _write(self, path: Path, value: bytes, ttl: float) -> None:
+        self._writes += 1
+        if self._writes % SWEEP_EVERY == 0:
+            self.sweep()  # expired files of keys never read again
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as out:

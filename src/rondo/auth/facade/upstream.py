@@ -17,8 +17,8 @@ returns one:
         )
 
 With `issuer=` and no endpoints, the endpoints come from OpenID Connect discovery
-(`{issuer}/.well-known/openid-configuration`, its `issuer` compared exactly) when the facade
-starts. `identity` overrides how the user is read (an ID token, a provider API); the default
+(`{issuer}/.well-known/openid-configuration`, its `issuer` compared exactly) at the first
+sign-in. `identity` overrides how the user is read (an ID token, a provider API); the default
 reads `userinfo_url` and takes `subject_claim` as the subject.
 
 This module imports nothing beyond the stdlib: presets are declarations, cheap to import.
@@ -152,7 +152,7 @@ class Upstream:
 
     def with_endpoints(self, doc: Mapping[str, Any]) -> Upstream:
         """This declaration with the endpoints an OpenID discovery document names filled in
-        (ones given explicitly win). The facade calls it at start-up when `issuer` is set."""
+        (ones given explicitly win). The facade calls it at the first sign-in (per worker) when `issuer` is set."""
         from dataclasses import replace
 
         def pick(mine: str | None, key: str) -> str | None:
