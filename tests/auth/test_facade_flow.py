@@ -526,3 +526,32 @@ def test_revoking_a_family_revokes_the_providers_token_not_ours() -> None:
         assert (await w.refresh(second)).json()["error"] == "invalid_grant"
 
     run(go())
+
+
+def test_an_issuer_with_a_path_serves_everything_under_it() -> None:
+    import rondo
+    from rondo.auth.facade import Facade
+    from tests.helpers.facade_world import SECRET, upstream
+
+    facade = Facade(issuer="https://login.example.com/tenant-a", resource="https://login.example.com/mcp",
+                    upstream=upstream(), secret=SECRET)
+    server = rondo.Server("pathed", auth=facade.resource_server(), state=None)
+    app = server.asgi(allowed_hosts=None)
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="https://login.example.com") as http:
+            meta = (await http.get("/.well-known/oauth-authorization-server/tenant-a")).json()
+            assert meta["issuer"] == "https://login.example.com/tenant-a"
+            assert meta["token_endpoint"] == "https://login.example.com/tenant-a/token"
+            assert (await http.get("/.well-known/oauth-authorization-server")).status_code == 404
+            reg = await http.post("/tenant-a/register", json={"redirect_uris": ["https://app.example.com/cb"],
+                                                              "token_endpoint_auth_method": "none"})
+            assert reg.status_code == 201
+            page = await http.get("/tenant-a/authorize", params={
+                "client_id": reg.json()["client_id"], "response_type": "code",
+                "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                "code_challenge_method": "S256"})
+            assert page.status_code == 200 and 'action="/tenant-a/consent"' in page.text
+
+    run(go())
