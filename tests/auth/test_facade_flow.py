@@ -87,8 +87,14 @@ def test_consent_is_asked_once_per_user_and_client() -> None:
         w = World()
         client = await w.register()
         await w.sign_in(client)
-        again = await w.http.get("/authorize", params=w.authorize_params(client, "x" * 43))
+        started_here = {"sec-fetch-site": "none"}  # the user opened the link (not another site)
+        again = await w.http.get("/authorize", params=w.authorize_params(client, "x" * 43),
+                                 headers=started_here)
         assert again.status_code == 302  # remembered: straight to the provider
+        for site in ("cross-site", "same-site", None):  # redirected here by a site, or unknown
+            headers = {"sec-fetch-site": site} if site else {}
+            page = await w.http.get("/authorize", params=w.authorize_params(client, "x" * 43), headers=headers)
+            assert page.status_code == 200 and "Allow access?" in page.text, site
         assert again.headers["location"].startswith("https://idp.example.com/authorize?")
         other = await w.register(client_name="Other Client")
         page = await w.http.get("/authorize", params=w.authorize_params(other, "x" * 43))
@@ -98,7 +104,8 @@ def test_consent_is_asked_once_per_user_and_client() -> None:
         assert "http://127.0.0.1:9999/callback" in page.text  # where tokens will go
         # A fresh browser (no cookie) is asked even for the known client.
         fresh = httpx.AsyncClient(transport=w.http._transport, base_url=ISSUER)
-        asked = await fresh.get("/authorize", params=w.authorize_params(client, "x" * 43))
+        asked = await fresh.get("/authorize", params=w.authorize_params(client, "x" * 43),
+                                headers=started_here)
         assert asked.status_code == 200 and "Allow access?" in asked.text
 
     run(go())

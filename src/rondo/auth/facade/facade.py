@@ -387,7 +387,10 @@ class Facade:
         pending = rec.Pending(client_id=client.client_id, redirect_uri=redirect,
                               challenge=q["code_challenge"], resource=self.resource,
                               scope=scope_text, state=state, csrf_nonce=self._csrf_nonce(scope))
-        remembered = self._remembered_user(scope)
+        # Remembered consent skips the page only for a navigation the user started (the browser
+        # says `Sec-Fetch-Site: none`); a redirect from another site, or a client that does not
+        # say, sees the page again, so no site can ride an earlier approval silently.
+        remembered = self._remembered_user(scope) if header(scope, b"sec-fetch-site") == "none" else None
         if remembered is not None and await self.store.get(
                 f"consent:{digest(remembered)}:{client.client_id}") is not None:
             await self._go_upstream(send, pending)  # this user approved this client before
