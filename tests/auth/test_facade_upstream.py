@@ -77,3 +77,23 @@ def test_userinfo_identity_reads_the_subject_claim_and_sends_the_upstream_token(
 def test_userinfo_without_a_usable_subject_is_an_upstream_error(doc: dict[str, Any]) -> None:
     with pytest.raises(UpstreamError, match="no usable 'sub'"):
         asyncio.run(userinfo_identity(FakeHttp(doc), UpstreamTokens(access_token="t"), declared()))
+
+
+def test_a_protected_server_without_the_facade_never_imports_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, time, rondo\n"
+        "from rondo.auth import Principal, ResourceServer\n"
+        "class V:\n"
+        "    cache_ttl = 1.0\n"
+        "    async def verify(self, token):\n"
+        "        return Principal.from_claims({'sub': 'a', 'iss': 'https://sso.example.com'})\n"
+        "rs = ResourceServer(resource='https://mcp.example.com/mcp', issuer='https://sso.example.com', verifier=V())\n"
+        "rondo.Server('plain', auth=rs, state=None).asgi(allowed_hosts=None)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rondo.auth.facade')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
