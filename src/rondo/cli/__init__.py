@@ -2,7 +2,8 @@
 terminal's questions in `prompts.py` and what it prints in `show.py`); `rondo keys` checks a
 fleet's state keys; `rondo inspect` shows what a server file offers (`inspect.py`) and
 `rondo install` puts it into an MCP host's configuration (`install.py`); `rondo proxy` serves
-another MCP server through rondo (`proxy.py`). `python -m rondo.cli
+another MCP server through rondo (`proxy.py`), `rondo gateway` every server of an mcp.json
+(`gateway.py`). `python -m rondo.cli
 ...` is `rondo ...`."""
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ commands:
                         mcp-json; `rondo install -h`
   proxy UPSTREAM        serve another MCP server (URL or command line) through rondo, both eras;
                         `rondo proxy -h`
+  gateway MCP.JSON      serve every server of an mcp.json behind one endpoint, namespaced;
+                        `rondo gateway -h`
   keys check|new        check a fleet's state keys, or print a new one; `rondo keys -h`
 
 options:
@@ -75,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         from .proxy import proxy_command
 
         return proxy_command(rest)
+    if command == "gateway":
+        from .gateway import gateway_command
+
+        return gateway_command(rest)
     if command == "keys":
         from ..fleet.keycheck import keys_command
 

@@ -10,7 +10,9 @@ from rondo.client.errors import (
     RequestTimeout,
     TransportError,
 )
+from rondo.client.group import ClientGroup
 from rondo.client.handlers import ElicitRequest, SampleRequest, form_defaults
+from rondo.client.mcpjson import ConfigError, ServerEntry, load_mcp_json
 from rondo.client.session import Client
 from rondo.client.subscription import Subscription
 from rondo.client.types import (
@@ -48,8 +50,10 @@ def __getattr__(name: str) -> object:
 __all__ = [  # plus the authorization names in _AUTH_NAMES, resolved lazily
     "CallToolResult",
     "Client",
+    "ClientGroup",
     "ClientError",
     "Completion",
+    "ConfigError",
     "DiscoverResult",
     "ElicitRequest",
     "ElicitResult",
@@ -67,9 +71,11 @@ __all__ = [  # plus the authorization names in _AUTH_NAMES, resolved lazily
     "ResourceTemplate",
     "Root",
     "SampleRequest",
+    "ServerEntry",
     "SamplingResult",
     "Subscription",
     "Tool",
     "TransportError",
     "form_defaults",
+    "load_mcp_json",
 ]

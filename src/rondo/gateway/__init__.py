@@ -1,5 +1,7 @@
-"""rondo.gateway: servers composed into one (`mount`), and other MCP servers served through
-rondo (`proxy`, its legacy bridge `Hold`/`Replay`). docs/gateway.md. Names load on first use: mounting never imports the client."""
+"""rondo.gateway: servers composed into one (`mount`), other MCP servers served through
+rondo (`proxy`, its legacy bridge `Hold`/`Replay`, its stdio upstreams kept running under
+`Restart`), and every server of an mcp.json behind one (`from_mcp_json`). docs/gateway.md.
+Names load on first use: mounting never imports the client."""
 
 from __future__ import annotations
 
@@ -10,8 +12,10 @@ from ..wire.lazy import lazy_exports
 _EXPORTS = {
     "Hold": "rondo.gateway.bridge.relay",
     "Replay": "rondo.gateway.bridge.relay",
+    "Restart": "rondo.gateway.supervise",
     "SEPARATOR": "rondo.gateway.mount",
     "Mount": "rondo.gateway.mount",
+    "from_mcp_json": "rondo.gateway.config",
     "mount": "rondo.gateway.mount",
     "proxy": "rondo.gateway.proxy",
 }
@@ -19,11 +23,13 @@ _EXPORTS = {
 if TYPE_CHECKING:
     from .bridge.relay import Hold as Hold
     from .bridge.relay import Replay as Replay
+    from .config import from_mcp_json as from_mcp_json
     from .mount import SEPARATOR as SEPARATOR
     from .mount import Mount as Mount
     from .mount import mount as mount
     from .proxy import proxy as proxy
+    from .supervise import Restart as Restart
 
 __getattr__ = lazy_exports("rondo.gateway", globals(), _EXPORTS)
 
-__all__ = ["SEPARATOR", "Hold", "Mount", "Replay", "mount", "proxy"]
+__all__ = ["SEPARATOR", "Hold", "Mount", "Replay", "Restart", "from_mcp_json", "mount", "proxy"]

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..auth.principal import CALLER, Principal
 from ..client import Client, ClientError, PendingCall, RequestTimeout
 from ..client.loop import NoHandler
+from ..client.mcpjson import ServerEntry
 from ..client.types import CallToolResult, GetPromptResult, ReadResourceResult
 from ..mrtr.result import InputRequired
 from ..server.components import Prompt
@@ -39,6 +40,7 @@ from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
 from ..wire.meta import CLIENT_CAPABILITIES, LOG_LEVEL, LOG_LEVEL_RANK, PROGRESS_TOKEN
+from .supervise import Restart
 from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
 
 if TYPE_CHECKING:
@@ -69,7 +71,9 @@ class Upstream:
     """The proxy's link to one upstream: its client, its identity, and the relay of one round."""
 
     def __init__(self, target: str | Sequence[str], *, headers: Mapping[str, str] | None,
-                 timeout: float, protocol: str | None, auth: Any = None) -> None:
+                 timeout: float, protocol: str | None, auth: Any = None,
+                 env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 label: str | None = None) -> None:
         if isinstance(target, str):
             if not target.startswith(("http://", "https://")):
                 raise ValueError("an upstream is an http(s) URL or a command line (a list of "
@@ -89,16 +93,22 @@ class Upstream:
         if auth is not None and kind != "url":
             raise ValueError("upstream_auth= is for an http(s) upstream")
         self.auth = auth  # an httpx.Auth (TokenExchange.upstream_auth, ClientCredentials)
+        if kind == "url" and (env or cwd):
+            raise ValueError("env= and cwd= go with a command line upstream, not a URL")
+        self.env = dict(env or {})
+        self.cwd = cwd
         self.timeout = float(timeout)
         self.protocol = protocol
         # Who the sealed state names: a digest, so no internal URL or command reaches a client.
         self.identity = hashlib.sha256(repr((kind, target)).encode()).hexdigest()[:16]
+        self.label = label or self.identity  # how logs name it (a gateway: its mcp.json name)
         self.client: Client | None = None
         # What this link registered on the proxy, by list, so a list_changed can redo it.
         self.registered: dict[str, set[str]] = {"tools": set(), "prompts": set(),
                                                 "resources": set()}
         self.changes: asyncio.Queue[str] | None = None  # list_changed from a 2025 upstream
         self.bridge: Bridge | None = None  # a 2025-11-25 upstream's questions as input rounds
+        self.restart = Restart()  # how a stdio upstream that exits is started again
 
     def make_client(self) -> Client:
         target: Any = self.target
@@ -117,7 +127,17 @@ class Upstream:
             # against what the downstream client declared (-32021) before relaying it.
             on_elicit=_refuse, on_sample=_refuse, on_roots=_refuse, elicit_modes=("form", "url"),
             on_notification=self._heard, extensions=[TaskPassThrough()],
+            env=self.env if self.kind == "command" else None, cwd=self.cwd,
+            stderr=self.stderr_line if self.kind == "command" else None,
         )
+
+    def stderr_line(self, line: str) -> None:
+        """A stdio upstream's stderr line, logged under `rondo.gateway` with every value of its
+        configured `env` masked (a server that prints its own key must not put it in logs)."""
+        for secret in self.env.values():
+            if len(secret) >= 4:
+                line = line.replace(secret, "***")
+        log.info("upstream %s stderr: %s", self.label, line)
 
     def _heard(self, message: Mapping[str, Any]) -> None:
         """A 2025-11-25 upstream's list_changed (its session's notifications); a 2026-07-28
@@ -137,7 +157,7 @@ class Upstream:
         """One round of `method` upstream: the final result, or `InputRequired` to relay."""
         client = self.client
         if client is None:
-            raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is not started")
+            raise McpError(UNAVAILABLE, "upstream unavailable: not connected")
         if self.bridge is not None and client.era == "legacy":
             return await self.bridge.relay(ctx, method, params)  # gateway/bridge/
         state = ctx.state
@@ -192,7 +212,7 @@ async def _complete(link: Upstream, ref: Any, argument: Any, context: Any) -> di
     serves the upstream's own prompt names and URIs, so the ref goes up unchanged)."""
     client = link.client
     if client is None:
-        raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is not started")
+        raise McpError(UNAVAILABLE, "upstream unavailable: not connected")
     try:
         done = await client.complete(
             ref, argument["name"], str(argument.get("value", "")),
@@ -231,20 +251,31 @@ def _drop_none(wire: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def proxy(
-    upstream: str | Sequence[str],
+    upstream: str | Sequence[str] | ServerEntry,
     *,
     name: str = "rondo-proxy",
     headers: Mapping[str, str] | None = None,
-    timeout: float = 30.0,
+    timeout: float | None = None,
     upstream_protocol: str | None = None,
     upstream_auth: Any = None,
     bridge: Any = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    restart: Restart | None = None,
+    must_connect: bool = True,
     **server_options: Any,
 ) -> Server:
-    """A `rondo.Server` serving `upstream` (an http(s) URL, or a command line as a list).
+    """A `rondo.Server` serving `upstream`: an http(s) URL, a command line as a list, or an
+    mcp.json entry (`rondo.client.load_mcp_json(...)["name"]`, bringing its own command, env,
+    cwd, URL, headers and timeout).
+
+    `env` and `cwd` are a command line's. A stdio upstream that exits is started again under
+    `restart` (default `Restart()`: backoff from 0.5 s doubling to 30 s, 8 failed starts in a
+    row at most; gateway/supervise.py). `must_connect=False` (a gateway's upstreams) lets the
+    proxy start without its upstream and keep connecting in the background.
 
     `headers` are the proxy's own credentials for the upstream (never the client's);
-    `timeout` bounds each upstream request, in seconds; `upstream_protocol` pins the era spoken
+    `timeout` bounds each upstream request, in seconds (default: the entry's, else 30); `upstream_protocol` pins the era spoken
     upstream (default: negotiated); `upstream_auth` is an `httpx.Auth` for an http(s)
     upstream: `rondo.auth.TokenExchange.upstream_auth(...)` sends each relayed request with
     its caller's exchanged token (RFC 8693). Other keywords go to `rondo.Server` (`state=`, `auth=`...);
@@ -257,8 +288,20 @@ def proxy(
     if server_options.get("state", ...) is None:
         raise ValueError("a proxy seals the upstream's request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
-    link = Upstream(upstream, headers=headers, timeout=timeout, protocol=upstream_protocol,
-                    auth=upstream_auth)
+    label: str | None = None
+    if isinstance(upstream, ServerEntry):
+        if upstream.kind == "sse":
+            raise ValueError(f"server {upstream.name!r}: the 2024-11-05 SSE transport is not "
+                             "supported as an upstream")
+        headers = {**upstream.headers, **(headers or {})}
+        env = {**upstream.env, **(env or {})}
+        cwd = cwd if cwd is not None else upstream.cwd
+        timeout = timeout if timeout is not None else upstream.timeout
+        label, upstream = upstream.name, upstream.target
+    link = Upstream(upstream, headers=headers, timeout=30.0 if timeout is None else timeout,
+                    protocol=upstream_protocol, auth=upstream_auth, env=env, cwd=cwd,
+                    label=label)
+    link.restart = restart if restart is not None else Restart()
     if bridge is not None:
         from .bridge.relay import Bridge, bridge_mode
 
@@ -269,47 +312,54 @@ def proxy(
 
     @server.lifespan
     async def connect(_: Server) -> AsyncIterator[None]:
-        client = link.make_client()
-        try:
-            await client.connect()
-        except (ClientError, OSError) as exc:
-            raise RuntimeError(f"proxy {name!r}: cannot reach its upstream: {exc}") from None
-        try:
-            link.client = client
-            offers = client.server_capabilities or {}
-            if client.era == "legacy" and "logging" in offers:
-                # A 2025-11-25 upstream's level is per session: take everything, and let each
-                # downstream request's ctx.log keep what its client asked for.
-                with contextlib.suppress(ClientError, McpError, OSError):
-                    await client.request("logging/setLevel", {"level": "debug"})
-            try:
-                await _register(server, link)
-            except (ClientError, McpError, OSError) as exc:
-                raise RuntimeError(f"proxy {name!r}: cannot list its upstream's components: "
-                                   f"{exc}") from None
-            if "completions" in (client.server_capabilities or {}):
+        from .supervise import supervised
 
-                async def complete(ref: Any, argument: Any, context: Any) -> dict[str, Any]:
-                    return await _complete(link, ref, argument, context)
-
-                server.completion(complete)
-            link.changes = asyncio.Queue()
-            follower = asyncio.create_task(_follow(server, link))
-            try:
+        try:
+            async with supervised(server, link, name, _serving, must_connect=must_connect):
                 yield
-            finally:
-                follower.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await follower
         finally:
             if link.bridge is not None:
                 await link.bridge.close()
-            link.client = None
-            link.changes = None
-            server.completion_handler = None
-            await client.close()
 
     return server
+
+
+@contextlib.asynccontextmanager
+async def _serving(server: Server, link: Upstream, client: Client) -> AsyncIterator[None]:
+    """Serve through `client`, connected: list what the upstream serves, relay its completion
+    and follow its list changes until the block ends (gateway/supervise.py runs it, again
+    after each restart). Raises RuntimeError when the upstream's lists cannot be read."""
+    try:
+        link.client = client
+        offers = client.server_capabilities or {}
+        if client.era == "legacy" and "logging" in offers:
+            # A 2025-11-25 upstream's level is per session: take everything, and let each
+            # downstream request's ctx.log keep what its client asked for.
+            with contextlib.suppress(ClientError, McpError, OSError):
+                await client.request("logging/setLevel", {"level": "debug"})
+        try:
+            await _register(server, link)
+        except (ClientError, McpError, OSError) as exc:
+            raise RuntimeError(f"proxy {server.name!r}: cannot list its upstream's components: "
+                               f"{exc}") from None
+        if "completions" in (client.server_capabilities or {}):
+
+            async def complete(ref: Any, argument: Any, context: Any) -> dict[str, Any]:
+                return await _complete(link, ref, argument, context)
+
+            server.completion(complete)
+        link.changes = asyncio.Queue()
+        follower = asyncio.create_task(_follow(server, link))
+        try:
+            yield
+        finally:
+            follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await follower
+    finally:
+        link.client = None
+        link.changes = None
+        server.completion_handler = None
 
 
 async def _register(server: Server, link: Upstream) -> None:
@@ -318,8 +368,8 @@ async def _register(server: Server, link: Upstream) -> None:
     assert client is not None
     if not client.server_capabilities and client.era == "modern":
         await client.discover()  # a pinned modern version skips the probe that learns them
-    for what in ("tools", "prompts", "resources"):
-        await _register_list(server, link, what)
+    for what in ("tools", "prompts", "resources"):  # after a restart: swapped for the new
+        await _register_list(server, link, what, replace=True)
 
 
 async def _register_list(server: Server, link: Upstream, what: str, *,

@@ -1,4 +1,5 @@
-"""The server `rondo proxy` serves: a `proxy(...)` built from `RONDO_PROXY` (JSON), so that
+"""The server `rondo proxy` serves: a `proxy(...)` built from `RONDO_PROXY` (JSON), or for
+`rondo gateway` a `from_mcp_json(...)` of the file it names, so that
 `rondo run`'s machinery (stdio, `--http`, workers that import the app anew) serves it as any
 server file. Loaded by path, never imported by the package."""
 
@@ -27,11 +28,17 @@ def _bridge(spec: dict[str, Any] | None) -> object:
     return Replay(max_rounds=int(spec["max_rounds"]))
 
 
-server = proxy(
-    _config["upstream"],
-    name=_config.get("name", "rondo-proxy"),
-    headers=_config.get("headers") or None,
-    timeout=_config.get("timeout", 30.0),
-    upstream_protocol=_config.get("upstream_protocol"),
-    bridge=_bridge(_config.get("bridge")),
-)
+if "mcp_json" in _config:  # `rondo gateway`: the file is read again here, in each worker
+    from rondo.gateway.config import from_mcp_json
+
+    server = from_mcp_json(_config["mcp_json"], name=_config.get("name", "rondo-gateway"),
+                           upstream_protocol=_config.get("upstream_protocol"))
+else:
+    server = proxy(
+        _config["upstream"],
+        name=_config.get("name", "rondo-proxy"),
+        headers=_config.get("headers") or None,
+        timeout=_config.get("timeout", 30.0),
+        upstream_protocol=_config.get("upstream_protocol"),
+        bridge=_bridge(_config.get("bridge")),
+    )

@@ -32,6 +32,7 @@ _SAFE_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL
              "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE", "APPDATA", "PATHEXT", "COMSPEC")
 _LINE_LIMIT = 64 * 1024 * 1024
 _RECENT_IDS = 256
+_STDERR_LINE = 4096
 
 
 def child_env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -60,7 +61,10 @@ class StdioTransport:
         self.command = list(command)
         self.env = child_env(env)
         self.cwd = cwd
+        # A callable takes each line the server writes on stderr (decoded, at most
+        # _STDERR_LINE characters); anything else is handed to the process as its stderr.
         self.stderr = stderr
+        self._stderr_reader: asyncio.Task[None] | None = None
         # True starts the server in a session of its own: a terminal's Ctrl-C reaches only us.
         self.new_session = new_session
         self.legacy_version: str | None = None
@@ -81,7 +85,7 @@ class StdioTransport:
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=self.stderr,
+                stderr=asyncio.subprocess.PIPE if callable(self.stderr) else self.stderr,
                 env=self.env,
                 cwd=self.cwd,
                 limit=_LINE_LIMIT,
@@ -90,6 +94,27 @@ class StdioTransport:
         except OSError as exc:
             raise TransportError(f"cannot start {self.command[0]!r}: {exc}") from exc
         self._reader = asyncio.create_task(self._read_loop())
+        if callable(self.stderr) and self._proc.stderr is not None:
+            self._stderr_reader = asyncio.create_task(self._pass_stderr(self._proc.stderr))
+
+    async def wait_ended(self) -> None:
+        """Return once the server's stdout has ended (it exited, or wrote what cannot be
+        trusted): every request since fails, and the transport is spent."""
+        reader = self._reader
+        if reader is not None:
+            await asyncio.wait([reader])
+
+    async def _pass_stderr(self, stream: asyncio.StreamReader) -> None:
+        handler = self.stderr
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:  # a line past the stream's limit: skip what is buffered
+                continue
+            if not line:
+                return
+            with contextlib.suppress(Exception):  # a failing handler must not stop the reader
+                handler(line[:_STDERR_LINE].decode("utf-8", "replace").rstrip())
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
         self._check_open()
@@ -142,10 +167,11 @@ class StdioTransport:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._reader
+        for reader in (self._reader, self._stderr_reader):
+            if reader is not None:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()

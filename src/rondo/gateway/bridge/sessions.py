@@ -131,7 +131,10 @@ class Sessions:
         client = Client(link.target, protocol=version, name="rondo-proxy",
                         headers=link.headers or None, auth=link.auth, timeout=None,
                         max_timeout=None,
-                        probe_timeout=link.timeout, capabilities=caps, on_notification=heard)
+                        probe_timeout=link.timeout, capabilities=caps, on_notification=heard,
+                        # a stdio upstream's own env and cwd (an mcp.json entry's), stderr logged
+                        env=link.env if link.kind == "command" else None, cwd=link.cwd,
+                        stderr=link.stderr_line if link.kind == "command" else None)
         client.handlers = _Relayed(caps, self, key)
         return client
 

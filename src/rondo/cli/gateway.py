@@ -1,0 +1,50 @@
+"""`rondo gateway MCP.JSON [--upstream-protocol V] [--name N] [rondo run's flags]`: every
+server of an mcp.json behind one endpoint, each under its name as namespace (docs/gateway.md).
+
+The file is checked here first, so a configuration that cannot be served fails before anything
+starts, with a message naming the server and the field (never a value: env values, headers and
+URLs may hold secrets). Every other flag is `rondo run`'s (`--http [HOST:]PORT`, `--workers`,
+`--allowed-hosts`...); each worker reads the file again."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="rondo gateway",
+        description="Serve every server of an mcp.json through one rondo endpoint, each under "
+                    "its name as namespace (tools as NAME_TOOL). Other flags are `rondo run`'s "
+                    "(--http, --workers, --allowed-hosts, ...; `rondo run -h`).")
+    p.add_argument("config", metavar="MCP.JSON",
+                   help="an mcp.json: mcpServers with command/args/env or url/headers")
+    p.add_argument("--upstream-protocol", metavar="VERSION",
+                   help="pin every upstream's protocol version (default: negotiated)")
+    p.add_argument("--name", default="rondo-gateway", help="the gateway's server name")
+    return p
+
+
+def gateway_command(argv: list[str]) -> int:
+    args, rest = parser().parse_known_args(argv)
+    from ..client.mcpjson import ConfigError
+    from ..gateway.config import from_mcp_json
+
+    path = str(Path(args.config).resolve())
+    try:
+        from_mcp_json(path, name=args.name, upstream_protocol=args.upstream_protocol)
+    except (ConfigError, ValueError) as exc:
+        print(f"rondo gateway: {exc}", file=sys.stderr)
+        return 2
+    from ..gateway.proxy import PROXY_ENV
+
+    os.environ[PROXY_ENV] = json.dumps({
+        "mcp_json": path, "name": args.name, "upstream_protocol": args.upstream_protocol})
+    from ..fleet.run import run_command
+
+    app = Path(__file__).resolve().parent.parent / "gateway" / "served.py"
+    return run_command([f"{app}:server", *rest])

@@ -1,0 +1,62 @@
+"""`from_mcp_json(config)`: every server of an mcp.json served by one `rondo.Server`.
+
+Each entry becomes a `proxy(entry)` mounted under the entry's name as namespace, so its tools
+are `<name>_<tool>` and its resources keep their URIs (gateway/mount.py). The upstreams are
+connected when the gateway starts, each on its own: one that cannot be reached is logged and
+tried again under the restart backoff while the others serve (`must_connect=False`); a stdio
+upstream that exits is started again. A configuration that cannot be served (a bad entry, a
+name that is not a namespace, `${VAR}` unset, an SSE entry) fails here, before anything starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..client.mcpjson import ConfigError, load_mcp_json
+from ..server.server import Server
+from .mount import _NAMESPACE, SEPARATOR, mount
+from .proxy import proxy
+from .supervise import Restart
+
+__all__ = ["from_mcp_json"]
+
+
+def from_mcp_json(
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    name: str = "rondo-gateway",
+    upstream_protocol: str | None = None,
+    restart: Restart | None = None,
+    bridge: Any = None,
+    environ: Mapping[str, str] | None = None,
+    **server_options: Any,
+) -> Server:
+    """A `rondo.Server` serving every enabled server of `config` (a path to an mcp.json, or
+    its parsed document) under its own namespace. `upstream_protocol` pins every upstream's
+    era; `restart` is each upstream's backoff; `bridge` ("hold", "replay", `Hold(...)`,
+    `Replay(...)`) serves every 2025-11-25 upstream's mid-call questions as input rounds; `environ` answers `${VAR}` (default
+    `os.environ`). Other keywords go to `rondo.Server` (`state=`, `auth=`...). Raises
+    `rondo.client.ConfigError` for a configuration that cannot be served."""
+    entries = load_mcp_json(config, environ=environ)
+    if not entries:
+        raise ConfigError("the mcp.json names no enabled server")
+    for entry in entries.values():
+        if not _NAMESPACE.fullmatch(entry.name):
+            raise ConfigError(
+                f"server {entry.name!r}: a gateway serves each server under its name as a "
+                f"namespace, which must match [A-Za-z0-9][A-Za-z0-9.-]* (at most 64 "
+                f"characters, no '{SEPARATOR}'); rename it in the mcp.json")
+        if entry.kind == "sse":
+            raise ConfigError(f"server {entry.name!r}: the 2024-11-05 SSE transport is not "
+                              "supported as an upstream yet")
+    if server_options.get("state", ...) is None:
+        raise ValueError("a gateway seals its upstreams' request state: state=None is refused")
+    server_options.setdefault("warn_undocumented", False)
+    parent = Server(name, **server_options)
+    for entry in entries.values():
+        child = proxy(entry, name=entry.name, upstream_protocol=upstream_protocol,
+                      restart=restart, bridge=bridge, must_connect=False, warn_undocumented=False)
+        mount(parent, child, namespace=entry.name)
+    return parent

@@ -1,0 +1,107 @@
+"""A supervised stdio upstream: a process that dies is started again with backoff (bounded);
+calls meanwhile get -32603 "upstream unavailable" at once; its stderr is logged with its env
+values masked."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import rondo
+from rondo.client import Client
+from rondo.gateway import Restart
+
+MORTAL = Path(__file__).resolve().parents[1] / "helpers" / "mortal_upstream.py"
+KEY = "mortal-key-9f3b"
+
+
+def test_a_dead_stdio_upstream_is_started_again(caplog: pytest.LogCaptureFixture,
+                                                tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    front = rondo.proxy([sys.executable, str(MORTAL)], timeout=20.0,
+                        env={"MORTAL_KEY": KEY, "MORTAL_LOG": str(starts)},
+                        restart=Restart(first=0.5, most=1.0, attempts=3))
+
+    async def go() -> None:
+        async with front.started(), Client(front) as client:
+            first = int((await client.call_tool("pid")).text)
+            # In flight when the process exits: a clean -32603, no URL or command in it.
+            began = time.monotonic()
+            with pytest.raises(rondo.McpError, match="^upstream unavailable$") as caught:
+                await asyncio.wait_for(client.call_tool("die"), 10)
+            assert caught.value.code == -32603 and time.monotonic() - began < 5
+            # During the backoff (0.5 s) calls are answered at once, never held.
+            began = time.monotonic()
+            with pytest.raises(rondo.McpError, match="^upstream unavailable"):
+                await asyncio.wait_for(client.call_tool("pid"), 10)
+            assert time.monotonic() - began < 0.5
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    second = int((await client.call_tool("pid")).text)
+                    break
+                except rondo.McpError as exc:
+                    assert exc.code == -32603 and "unavailable" in exc.message
+                    assert time.monotonic() < deadline, "the upstream was not started again"
+                    await asyncio.sleep(0.05)
+            assert second != first
+            assert sorted(t.name for t in await client.list_tools()) == ["die", "pid"]
+
+    with caplog.at_level(logging.INFO, logger="rondo.gateway"):
+        asyncio.run(go())
+    assert len(starts.read_text().split()) == 2
+    lines = [r.getMessage() for r in caplog.records]
+    assert sum("stderr: mortal starting, key=***" in line for line in lines) == 2
+    assert not any(KEY in line for line in lines)
+    assert any("its process ended; starting it again" in line for line in lines)
+    assert any("started again" in line for line in lines)
+
+
+def test_restarts_are_bounded(caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    starts = tmp_path / "starts"
+    front = rondo.proxy([sys.executable, str(MORTAL)], timeout=5.0, must_connect=False,
+                        env={"MORTAL_LOG": str(starts), "MORTAL_EXIT_AT_ONCE": "1"},
+                        restart=Restart(first=0.05, most=0.1, attempts=3, steady=60))
+
+    async def go() -> None:
+        async with front.started():
+            deadline = time.monotonic() + 30
+            while not any("not started again after 3 failed starts" in r.getMessage()
+                          for r in caplog.records):
+                assert time.monotonic() < deadline, "the restarts never stopped"
+                await asyncio.sleep(0.05)
+
+    with caplog.at_level(logging.INFO, logger="rondo.gateway"):
+        asyncio.run(go())
+    assert len(starts.read_text().split()) == 3  # three failed starts in a row, the first counted
+
+
+def test_a_process_that_cannot_start_fails_the_start_when_it_must_connect() -> None:
+    front = rondo.proxy([sys.executable, str(MORTAL)], timeout=5.0,
+                        env={"MORTAL_EXIT_AT_ONCE": "1"})
+
+    async def go() -> None:
+        async with front.started():
+            raise AssertionError("started without its upstream")
+
+    with pytest.raises(RuntimeError, match="cannot reach its upstream"):
+        asyncio.run(go())
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"first": 0}, "0 < first <= most"), ({"first": 5, "most": 1}, "0 < first <= most"),
+    ({"attempts": -1}, "a count"), ({"steady": -1}, "steady >= 0"),
+])
+def test_bad_restart_policies(options: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Restart(**options)  # type: ignore[arg-type]
+
+
+def test_backoff_doubles_up_to_its_most() -> None:
+    policy = Restart(first=0.5, most=4.0)
+    assert [policy.delay(n) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
