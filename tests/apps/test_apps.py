@@ -510,6 +510,10 @@ def test_the_client_names_unknown_views_and_tools() -> None:
 NODE = shutil.which("node")
 WIRING_SCRIPT = """
 view.onInput((args) => record("input", args));
+view.onPartialInput((args) => record("partial", args));
+view.onHostContext((context) => record("context", context.theme));
+view.onCancelled((reason) => record("cancelled", reason));
+view.onTeardown(() => new Promise((resolve) => { record("teardown", null); setTimeout(resolve, 0); }));
 view.onResult((result) => {
   record("result", view.data(result));
   record("late-input", null);
@@ -517,7 +521,12 @@ view.onResult((result) => {
   view.call("price", {item: "tea"}).then((r) => {
     record("called", view.text(r));
     return view.call("nope");
-  }).catch((e) => record("error", [e.code, e.message]));
+  }).catch((e) => {
+    record("error", [e.code, e.message]);
+    view.openLink("https://example.com/docs");
+    view.message("tea is out");
+    view.log("info", {left: 0});
+  });
 });
 """
 
@@ -540,17 +549,30 @@ def test_the_built_in_wiring_speaks_the_extensions_protocol(tmp_path: Path) -> N
                          "params": {"name": "price", "arguments": {"item": "tea"}}}
     assert posted[4] == {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                          "params": {"name": "nope", "arguments": {}}}
-    assert posted[5:] == [
+    assert posted[5:8] == [  # a log goes at once; requests wait for the handshake's promise
+        {"jsonrpc": "2.0", "method": "notifications/message",
+         "params": {"level": "info", "data": {"left": 0}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "ui/open-link",
+         "params": {"url": "https://example.com/docs"}},
+        {"jsonrpc": "2.0", "id": 5, "method": "ui/message",
+         "params": {"role": "user", "content": [{"type": "text", "text": "tea is out"}]}}]
+    # ping answered at once; teardown once its handler's promise settled; the rest refused.
+    assert posted[8:] == [
         {"jsonrpc": "2.0", "id": 99, "result": {}},
-        {"jsonrpc": "2.0", "id": 100, "result": {}},
-        {"jsonrpc": "2.0", "id": 101, "error": {"code": -32601, "message": "Method not found"}}]
+        {"jsonrpc": "2.0", "id": 101, "error": {"code": -32601, "message": "Method not found"}},
+        {"jsonrpc": "2.0", "id": 100, "result": {}}]
     assert seen["events"] == [
+        ["context", "dark"],  # from the handshake
+        ["context", "light"],  # the host's change, merged
+        ["partial", {"item": "te"}],
         ["input", {"item": "tea"}],  # the stranger's forged input never arrived
         ["result", {"rows": [{"id": 1}]}],
         ["late-input", None],
         ["input-again", {"item": "tea"}],
         ["called", "3 EUR"],
-        ["error", [-32602, "Unknown tool: nope"]]]
+        ["error", [-32602, "Unknown tool: nope"]],
+        ["cancelled", "user stopped it"],
+        ["teardown", None]]
     assert seen["origins"] == ["*"]
 
 
@@ -638,7 +660,8 @@ def test_what_the_built_in_wiring_sends_is_valid_for_the_extensions_schema(tmp_p
     posted = json.loads(run.stdout)["posted"]
     kinds = {"ui/initialize": "McpUiInitializeRequest",
              "ui/notifications/initialized": "McpUiInitializedNotification",
-             "ui/notifications/size-changed": "McpUiSizeChangedNotification"}
+             "ui/notifications/size-changed": "McpUiSizeChangedNotification",
+             "ui/open-link": "McpUiOpenLinkRequest", "ui/message": "McpUiMessageRequest"}
     checked = []
     for message in posted:
         if message.get("method") in kinds:

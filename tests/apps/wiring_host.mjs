@@ -27,6 +27,8 @@ send({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { argument
 send({ jsonrpc: "2.0", id: init.id, result: { protocolVersion: "2026-01-26",
   hostInfo: { name: "test-host", version: "1" }, hostCapabilities: {}, hostContext: { theme: "dark" } } });
 await tick();
+send({ jsonrpc: "2.0", method: "ui/notifications/host-context-changed", params: { theme: "light" } });
+send({ jsonrpc: "2.0", method: "ui/notifications/tool-input-partial", params: { arguments: { item: "te" } } });
 send({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: { item: "tea" } } });
 send({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: {
   content: [{ type: "text", text: "[{\"id\":1}]" }], structuredContent: { rows: [{ id: 1 }] } } });
@@ -37,8 +39,10 @@ await tick();
 const second = last();
 send({ jsonrpc: "2.0", id: second.id, error: { code: -32602, message: "Unknown tool: nope" } });
 await tick();
+send({ jsonrpc: "2.0", method: "ui/notifications/tool-cancelled", params: { reason: "user stopped it" } });
 send({ jsonrpc: "2.0", id: 99, method: "ping" });
 send({ jsonrpc: "2.0", id: 100, method: "ui/resource-teardown", params: { reason: "done" } });
 send({ jsonrpc: "2.0", id: 101, method: "sampling/createMessage", params: {} });
+await tick();
 await tick();
 console.log(JSON.stringify({ posted: posted.map((p) => p.message), origins: [...new Set(posted.map((p) => p.origin))], events }));

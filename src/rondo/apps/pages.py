@@ -25,15 +25,23 @@ _CLOSE = re.compile(r"</(script|style)", re.IGNORECASE)
 # The official SDK behind the same `view` object: App's callbacks fill it, callServerTool calls.
 _OFFICIAL = """%(load)s
 const appInfo = %(info)s;
-const seen = {input: undefined, result: undefined}, handlers = {input: [], result: []};
+const seen = {input: undefined, partial: undefined, result: undefined, cancelled: undefined,
+              context: undefined};
+const handlers = {input: [], partial: [], result: [], cancelled: [], context: [], teardown: []};
 function deliver(kind, value) { seen[kind] = value; handlers[kind].forEach((fn) => fn(value)); }
 const on = (kind) => (fn) => { handlers[kind].push(fn); if (seen[kind] !== undefined) fn(seen[kind]); };
 const app = new App(appInfo, {}, {autoResize: true});
 let connected;
 const view = {
   app, hostContext: {},
-  onInput: on("input"), onResult: on("result"),
+  onInput: on("input"), onPartialInput: on("partial"), onResult: on("result"),
+  onCancelled: on("cancelled"), onHostContext: on("context"),
+  onTeardown: (fn) => { handlers.teardown.push(fn); },
   call: (name, args) => connected.then(() => app.callServerTool({name, arguments: args || {}})),
+  openLink: (url) => connected.then(() => app.openLink({url: String(url)})),
+  message: (text) => connected.then(() => app.sendMessage(
+    {role: "user", content: [{type: "text", text: String(text)}]})),
+  log: (level, data) => { connected.then(() => app.sendLog({level, data})); },
   text: (r) => ((r && r.content) || []).filter((c) => c.type === "text").map((c) => c.text).join("\\n"),
   data: (r) => { if (r && r.structuredContent !== undefined) return r.structuredContent;
                  try { return JSON.parse(view.text(r)); } catch (e) { return undefined; } },
@@ -41,10 +49,19 @@ const view = {
   values: (form) => (%(values)s)(form),
 };
 app.ontoolinput = (params) => deliver("input", params.arguments || {});
+app.ontoolinputpartial = (params) => deliver("partial", params.arguments || {});
 app.ontoolresult = (result) => deliver("result", result);
-app.onhostcontextchanged = (params) => Object.assign(view.hostContext, params);
+app.ontoolcancelled = (params) => deliver("cancelled", params.reason || "");
+app.onhostcontextchanged = (params) => {
+  Object.assign(view.hostContext, params);
+  deliver("context", view.hostContext);
+};
+app.onteardown = async () => { await Promise.all(handlers.teardown.map((fn) => fn())); return {}; };
 (%(script)s)(view);
-connected = app.connect().then(() => { view.hostContext = app.getHostContext() || {}; });
+connected = app.connect().then(() => {
+  view.hostContext = app.getHostContext() || {};
+  deliver("context", view.hostContext);
+});
 """
 
 

@@ -1,16 +1,23 @@
 // rondo's view wiring: the app side of MCP Apps (io.modelcontextprotocol/ui, 2026-01-26) over
 // postMessage, written from the extension's text. It gives the page's script one object, `view`:
-//   view.onInput(fn)       fn(arguments) once the host sends the tool's input
-//   view.onResult(fn)      fn(result) with the tool's CallToolResult
-//   view.call(name, args)  a tools/call through the host; resolves with its CallToolResult
-//   view.hostContext       what the host said about itself (theme, locale, ...)
+//   view.onInput(fn)        fn(arguments) once the host sends the tool's input
+//   view.onPartialInput(fn) fn(arguments so far) while the model is still writing them
+//   view.onResult(fn)       fn(result) with the tool's CallToolResult
+//   view.onCancelled(fn)    fn(reason) if the tool's call was cancelled
+//   view.onHostContext(fn)  fn(context) after the handshake and on every change
+//   view.onTeardown(fn)     fn() before the host removes the view (it waits for a promise)
+//   view.call(name, args)   a tools/call through the host; resolves with its CallToolResult
+//   view.openLink(url), view.message(text), view.log(level, data)
+//   view.hostContext        what the host said about itself (theme, locale, ...)
 //   view.text(result), view.data(result), view.table(element, rows), view.values(form)
 // and reports the document's size to the host as it changes. A handler set after the input or
 // result arrived is called with it at once.
 (function (appInfo, userScript) {
   "use strict";
   var host = window.parent, nextId = 1, pending = new Map();
-  var seen = {input: undefined, result: undefined}, handlers = {input: [], result: []};
+  var seen = {input: undefined, partial: undefined, result: undefined, cancelled: undefined,
+              context: undefined};
+  var handlers = {input: [], partial: [], result: [], cancelled: [], context: [], teardown: []};
   function post(message) { host.postMessage(message, "*"); }
   function request(method, params) {
     var id = nextId++;
@@ -28,10 +35,23 @@
   var view = {
     hostContext: {},
     onInput: on("input"),
+    onPartialInput: on("partial"),
     onResult: on("result"),
+    onCancelled: on("cancelled"),
+    onHostContext: on("context"),
+    onTeardown: function (fn) { handlers.teardown.push(fn); },
     call: function (name, args) {
       return ready.then(function () { return request("tools/call", {name: name, arguments: args || {}}); });
     },
+    openLink: function (url) {
+      return ready.then(function () { return request("ui/open-link", {url: String(url)}); });
+    },
+    message: function (text) {
+      return ready.then(function () {
+        return request("ui/message", {role: "user", content: [{type: "text", text: String(text)}]});
+      });
+    },
+    log: function (level, data) { notify("notifications/message", {level: level, data: data}); },
     text: function (result) {
       return ((result && result.content) || []).filter(function (c) { return c.type === "text"; })
         .map(function (c) { return c.text; }).join("\n");
@@ -88,10 +108,18 @@
     }
     var params = m.params || {};
     if (m.method === "ui/notifications/tool-input") deliver("input", params.arguments || {});
+    else if (m.method === "ui/notifications/tool-input-partial") deliver("partial", params.arguments || {});
     else if (m.method === "ui/notifications/tool-result") deliver("result", params);
-    else if (m.method === "ui/notifications/host-context-changed") Object.assign(view.hostContext, params);
-    else if (m.id !== undefined) {
-      if (m.method === "ping" || m.method === "ui/resource-teardown") post({jsonrpc: "2.0", id: m.id, result: {}});
+    else if (m.method === "ui/notifications/tool-cancelled") deliver("cancelled", params.reason || "");
+    else if (m.method === "ui/notifications/host-context-changed") {
+      Object.assign(view.hostContext, params);
+      deliver("context", view.hostContext);
+    } else if (m.method === "ui/resource-teardown" && m.id !== undefined) {
+      Promise.all(handlers.teardown.map(function (fn) { return fn(); })).then(
+        function () { post({jsonrpc: "2.0", id: m.id, result: {}}); },
+        function (e) { post({jsonrpc: "2.0", id: m.id, error: {code: -32000, message: String(e && e.message || e)}}); });
+    } else if (m.id !== undefined) {
+      if (m.method === "ping") post({jsonrpc: "2.0", id: m.id, result: {}});
       else post({jsonrpc: "2.0", id: m.id, error: {code: -32601, message: "Method not found"}});
     }
   });
@@ -108,6 +136,7 @@
   }).then(function (result) {
     view.hostContext = (result && result.hostContext) || {};
     notify("ui/notifications/initialized", {});
+    deliver("context", view.hostContext);
     report();
     if (window.ResizeObserver) new ResizeObserver(report).observe(document.documentElement);
   });
