@@ -61,7 +61,9 @@ class Browser:
 def world() -> Iterator[dict[str, Any]]:
     port = free_port()
     issuer = f"http://127.0.0.1:{port}"
-    with OidcServer.start(redirect_uris=[issuer + "/callback"], access_ttl=60) as idp:
+    # The provider's access tokens live 31 s: 1 s after a sign-in the facade counts them as
+    # stale (it refreshes 30 s ahead), so every later use exercises a refresh at the provider.
+    with OidcServer.start(redirect_uris=[issuer + "/callback"], access_ttl=31) as idp:
         env = {**os.environ, "FACADE_ISSUER": issuer, "FACADE_IDP": idp.issuer,
                "FACADE_VERIFY_TTL": "0", "PYTHONPATH": str(ROOT)}
         proc = subprocess.Popen([sys.executable, "-m", "rondo", "run", "tests/helpers/facade_app.py",
@@ -329,3 +331,25 @@ def test_the_inspector_cli_signs_in_through_the_facade(world: dict[str, Any], tm
         assert done["content"][0]["text"] == "alice did the audit"
     finally:
         subprocess.run([str(inspector), "daemon", "stop"], env=env, capture_output=True, timeout=30)
+
+
+def test_the_facade_refreshes_the_provider_token_at_the_provider(world: dict[str, Any]) -> None:
+    """The provider's token goes stale (31 s tokens, refreshed 30 s ahead): the facade refreshes
+    it at oidc-provider (which rotates its refresh tokens), and the provider accepts the new one."""
+    browser = Browser()
+
+    async def flow() -> tuple[str, str, str]:
+        async with Client(world["url"], auth=sign_in(browser, MemoryTokenStore())) as client:
+            first = (await client.call_tool("provider_token_fingerprint", {})).text
+            deadline = time.monotonic() + 20
+            second = first
+            while second == first and time.monotonic() < deadline:  # poll: stale after 1 s
+                await asyncio.sleep(0.25)
+                second = (await client.call_tool("provider_token_fingerprint", {})).text
+            used = (await client.call_tool("provider_userinfo", {})).text
+            return first, second, used
+
+    first, second, used = asyncio.run(asyncio.wait_for(flow(), 60))
+    assert second != first, "the provider token was never refreshed"
+    assert used == "userinfo says alice"  # the refreshed token works at the provider
+    assert not browser.errors and len(browser.visits) == 1

@@ -59,3 +59,12 @@ def confirm(thing: str, ctx: rondo.Context) -> str:
     answer = ctx.ask("ok", rondo.elicit.form(f"Do {thing}?", {
         "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}))
     return f"{ctx.auth.subject} {'did' if answer.content['ok'] else 'skipped'} {thing}"
+
+
+@server.tool
+async def provider_token_fingerprint(ctx: rondo.Context) -> str:
+    """A digest of the provider's access token the facade holds for this user (never the token)."""
+    import hashlib
+
+    token = await facade.upstream_token(ctx.auth)
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
