@@ -31,9 +31,9 @@ from ...wire.meta import INPUT_KEY
 CURRENT: contextvars.ContextVar[Flow | None] = contextvars.ContextVar(
     "rondo_bridge_flow", default=None)
 _KEY = re.compile(r"^[A-Za-z0-9_.:/-]{1,64}$")
-# After a question arrives, how long further questions sent with it (an `ask_all`) are awaited
+# After a question arrives, how long a further question sent with it (an `ask_all`) is awaited
 # to join the same round; one that comes later goes in the next round, which is still correct.
-SETTLE = 0.05
+SETTLE = 0.02
 
 
 class Question:

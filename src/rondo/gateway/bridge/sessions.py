@@ -72,6 +72,7 @@ class Sessions:
         self._lock = asyncio.Lock()
         self._calls = itertools.count(1)
         self._closing: set[asyncio.Future[None]] = set()
+        self._shared: Any = None  # httpx.AsyncClient, made on first use
 
     async def client_for(self, declared: Any) -> tuple[str, Client]:
         """A connected session for one call of a client that declared `declared`; hand it back
@@ -128,7 +129,13 @@ class Sessions:
 
         # No per-request timeout: the bridge bounds each wait itself (the upstream's next step
         # by the proxy's timeout, the client's answer by the hold's).
-        client = Client(link.target, protocol=version, name="rondo-proxy",
+        target: Any = link.target
+        if isinstance(target, str):  # every call's session on one shared HTTP client and pool
+            from ...client.transports.http import HttpTransport
+
+            target = HttpTransport(target, headers=link.headers or None, auth=link.auth,
+                                   http_client=self._http())
+        client = Client(target, protocol=version, name="rondo-proxy",
                         headers=link.headers or None, auth=link.auth, timeout=None,
                         max_timeout=None,
                         probe_timeout=link.timeout, capabilities=caps, on_notification=heard,
@@ -137,6 +144,19 @@ class Sessions:
                         stderr=link.stderr_line if link.kind == "command" else None)
         client.handlers = _Relayed(caps, self, key)
         return client
+
+    def _http(self) -> Any:
+        """The httpx client the per-call sessions share: made once (making one costs tens of
+        milliseconds), pooling connections to the upstream's one origin."""
+        if self._shared is None:
+            import httpx
+
+            from ...client.transports.http11 import Http11Pool
+
+            self._shared = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.link.timeout, read=None, write=30.0, pool=None),
+                follow_redirects=False, auth=self.link.auth, transport=Http11Pool())
+        return self._shared
 
     def drop(self, key: str, client: Client) -> None:
         """A session that failed is let go; the next call opens a new one."""
@@ -159,3 +179,7 @@ class Sessions:
         for client in clients:
             with contextlib.suppress(Exception):
                 await client.close()
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            with contextlib.suppress(Exception):
+                await shared.aclose()
