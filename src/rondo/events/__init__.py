@@ -8,8 +8,9 @@
 See docs/events.md, which also says what of the draft could not be settled.
 """
 
-from .extension import EXTENSION, SEP_CODES, SKETCH_CODES, Events, EventType, default_match
+from .extension import Events
 from .log import BadCursor, EventLog, MemoryEventLog, RedisEventLog
+from .types import EXTENSION, SEP_CODES, SKETCH_CODES, EventType, default_match
 from .webhook import Delivery, WebhookError, parse_secret, sign, verify
 
 __all__ = ["EXTENSION", "SEP_CODES", "SKETCH_CODES", "BadCursor", "Delivery", "EventLog",
