@@ -290,7 +290,8 @@ def test_official_typescript_client_signs_in_through_the_facade(world: dict[str,
 def test_the_inspector_cli_signs_in_through_the_facade(world: dict[str, Any], tmp_path: Path) -> None:
     """mcpdo (MCP Inspector 2.12.0): connect -> pendingAuth -> the facade's consent and the
     provider's sign-in (this test's browser) -> mcpdo's own loopback callback -> a tool reading
-    the provider identity -> an MRTR round answered through `elicitation/respond`."""
+    the provider identity -> an MRTR round answered through `elicitation/respond` -> after the
+    facade revokes its tokens, `auth_required` (it cannot refresh)."""
     import json
 
     from tests.helpers.facade_browser import approve
@@ -329,6 +330,20 @@ def test_the_inspector_cli_signs_in_through_the_facade(world: dict[str, Any], tm
         assert pending["message"] == "Do the audit?"
         done = mcpdo(*conn, "elicitation/respond", pending["elicitationId"], "ok:=true")
         assert done["content"][0]["text"] == "alice did the audit"
+        # Revoked at the facade (RFC 7009, with the client id and refresh token mcpdo stored):
+        # its next call is refused, it cannot refresh, and no tool answers.
+        store = tmp_path / ".mcp-inspector"
+        secrets = json.loads((store / "secrets.json").read_text())["secrets"]
+        saved = json.loads(next(v for k, v in secrets.items() if k.endswith(":tokens:" + world["issuer"])))
+        client_id = re.search(r'"client_id":\s*"([^"]+)"', (store / "storage" / "oauth.json").read_text()
+                              + "".join(secrets.values()).replace('\\"', '"'))
+        assert client_id is not None
+        revoked = httpx.post(world["issuer"] + "/revoke", data={"token": saved["refresh_token"],
+                                                               "client_id": client_id.group(1)})
+        assert revoked.status_code == 200
+        after = subprocess.run([str(inspector), "--format", "json", *conn, "tools/call", "whoami"], env=env,
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        assert after.returncode != 0 and json.loads(after.stderr)["error"]["code"] == "auth_required", after
     finally:
         subprocess.run([str(inspector), "daemon", "stop"], env=env, capture_output=True, timeout=30)
 
