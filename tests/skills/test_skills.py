@@ -397,3 +397,9 @@ KEYS = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
                        | st.dictionaries(KEYS, SCALARS, min_size=1, max_size=3), max_size=6))
 def test_rendered_frontmatter_parses_back(fields: dict[str, Any]) -> None:
     assert parse(f"---\n{render(fields)}---\n") == fields
+
+
+def test_an_escaped_backslash_before_a_quote_stays_a_backslash() -> None:
+    # Found by the round-trip property: `"\\'"` is a backslash and a quote, not an escaped quote.
+    assert parse('---\na: "\\\\\'"\n---\n') == {"a": "\\'"}
+    assert parse('---\na: "it\\\'s"\n---\n') == {"a": "it's"}  # the lenient `\'` still reads

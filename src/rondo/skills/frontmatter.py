@@ -240,7 +240,8 @@ class _Parser:
         if quote == "'":
             return inner.replace("''", "'")
         try:
-            value = json.loads('"' + inner.replace("\\'", "'") + '"')
+            # Escapes pair up left to right, so an escaped backslash before a quote stays one.
+            value = json.loads('"' + _LENIENT_QUOTE.sub(_unquote, inner) + '"')
         except json.JSONDecodeError:
             self.fail("a double-quoted string has an escape JSON does not know")
         assert isinstance(value, str)
@@ -329,6 +330,14 @@ def _closing(text: str, quote: str) -> int:
 
 def _closed(text: str, quote: str) -> bool:
     return _closing(text, quote) != -1
+
+
+_LENIENT_QUOTE = re.compile(r"\\(.)", re.S)
+
+
+def _unquote(match: re.Match[str]) -> str:
+    """`\\'` is not a YAML escape, but SKILL.md writers use it: read it as a quote."""
+    return "'" if match.group(1) == "'" else match.group(0)
 
 
 def render(frontmatter: dict[str, Any]) -> str:
