@@ -317,7 +317,8 @@ def test_revocation_ends_the_family() -> None:
     run(go())
 
 
-@pytest.mark.parametrize("mode", ["down", "slow", "garbage", "huge"])
+@pytest.mark.parametrize("mode", ["down", "slow", "garbage", "huge", "userinfo-500", "no-access-token",
+                                  "error-200", "not-an-object"])
 def test_a_failing_provider_ends_the_sign_in_with_temporarily_unavailable(
         mode: str, caplog: pytest.LogCaptureFixture) -> None:
     async def go() -> None:

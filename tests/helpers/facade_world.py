@@ -70,6 +70,14 @@ class Provider:
         if self.mode == "huge":
             return httpx.Response(200, content=b'{"a":"' + b"x" * (1024 * 1024) + b'"}')
         path = request.url.path
+        if self.mode == "userinfo-500" and path == "/userinfo":
+            return httpx.Response(500, json={"error": "server_error"})
+        if self.mode == "no-access-token" and path == "/token":
+            return httpx.Response(200, json={"token_type": "Bearer"})
+        if self.mode == "error-200" and path == "/token":  # GitHub answers errors with 200
+            return httpx.Response(200, json={"error": "bad_verification_code"})
+        if self.mode == "not-an-object" and path == "/token":
+            return httpx.Response(200, json=["access_token"])
         if path == "/token":
             self.token_calls += 1
             form = {k: v[0] for k, v in parse_qs(request.content.decode()).items()}
