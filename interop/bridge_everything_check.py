@@ -114,11 +114,20 @@ def python_walk(url: str, era: str) -> list[str]:
 
 def ts_walk(url: str, era: str) -> list[str]:
     """The official TypeScript client's walk (interop/bridge_everything_ts.mjs)."""
+    return sub_walk([NODE, str(Path(__file__).with_name("bridge_everything_ts.mjs")), "--era",
+                     era, url])
+
+
+def py_walk(url: str, era: str) -> list[str]:
+    """The official Python client's walk (interop/bridge_everything_py.py, in its own venv)."""
+    return sub_walk([MCP_PY, str(Path(__file__).with_name("bridge_everything_py.py")), "--era",
+                     era, url])
+
+
+def sub_walk(argv: list[str]) -> list[str]:
     import subprocess
 
-    script = Path(__file__).with_name("bridge_everything_ts.mjs")
-    proc = subprocess.run([NODE, str(script), "--era", era, url], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}: {proc.stdout[-800:]} {proc.stderr[-1500:]}")
     lines = [line.removeprefix("ok ") for line in proc.stdout.splitlines() if line.startswith("ok ")]
@@ -158,6 +167,8 @@ def main() -> int:
                         try:
                             if who == "typescript":
                                 lines = ts_walk(url, era)
+                            elif who == "python":
+                                lines = py_walk(url, era)
                             elif who == "python":
                                 lines = python_walk(url, era)
                             else:
