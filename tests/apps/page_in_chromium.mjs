@@ -4,8 +4,10 @@
 // with the official TypeScript client (2.4.0) connected to a real rondo server over HTTP: the
 // tool's result goes to the view, the view's button calls an app-only tool that asks the user,
 // the host's elicitation handler answers (the user's form), and the view shows the final result.
-// Prints one JSON line of what the page showed; a screenshot goes to argv[4].
-//   node tests/apps/page_in_chromium.mjs MCP_URL CHROMIUM POLICY SCREENSHOT
+// With TOOL stock_official the view is the same page on the official App (ext-apps 2.0.4's
+// app-with-deps.js, pinned in interop/), which the test serves at the origin the view declares.
+// Prints one JSON line of what the page showed; a screenshot goes to argv[5].
+//   node tests/apps/page_in_chromium.mjs MCP_URL CHROMIUM POLICY TOOL SCREENSHOT
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -15,7 +17,7 @@ const { chromium } = await load("tests/peers/browser/node_modules/playwright-cor
 const { Client, StreamableHTTPClientTransport } = await load(
   "interop/node_modules/@modelcontextprotocol/client/dist/index.mjs");
 
-const [url, executablePath, policy, screenshot] = process.argv.slice(2);
+const [url, executablePath, policy, tool, screenshot] = process.argv.slice(2);
 const seen = { asked: [], sizes: [], hostSaw: [] };
 const client = new Client({ name: "page-host", version: "1.0.0" }, {
   capabilities: { elicitation: { form: {} },
@@ -28,10 +30,10 @@ client.setRequestHandler("elicitation/create", async (request) => {
 });
 await client.connect(new StreamableHTTPClientTransport(new URL(url)));
 const { tools } = await client.listTools();
-const uri = tools.find((t) => t.name === "stock")._meta.ui.resourceUri;
+const uri = tools.find((t) => t.name === tool)._meta.ui.resourceUri;
 const { contents } = await client.readResource({ uri });
 const args = { shelf: "B" };
-const result = await client.callTool({ name: "stock", arguments: args });
+const result = await client.callTool({ name: tool, arguments: args });
 
 const browser = await chromium.launch({
   executablePath,
@@ -39,9 +41,11 @@ const browser = await chromium.launch({
          "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
 try {
-  const page = await browser.newPage();
+  const context = await browser.newContext();
+  const page = await context.newPage();
   page.setDefaultTimeout(20000);
   page.on("console", (m) => { if (m.type() === "error") seen.hostSaw.push("console: " + m.text()); });
+  page.on("pageerror", (e) => seen.hostSaw.push("console: " + e.message));
   await page.exposeFunction("hostCallTool", async (name, toolArgs) => {
     const app = tools.find((t) => t.name === name)?._meta?.ui?.visibility ?? ["model", "app"];
     if (!app.includes("app")) throw new Error(`${name} is not callable from a view`);
@@ -79,7 +83,12 @@ window.addEventListener("message", async (event) => {
 frame.srcdoc = ${js(view)};
 </script></body></html>`);
   const inner = page.frameLocator("#view");
-  await inner.locator("#rows table tr").nth(2).waitFor();
+  try {
+    await inner.locator("#rows table tr").nth(2).waitFor();
+  } catch (error) {
+    console.error(JSON.stringify(seen));
+    throw error;
+  }
   seen.input = await inner.locator("#input").textContent();
   seen.rows = await inner.locator("#rows table tr").evaluateAll(
     (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
