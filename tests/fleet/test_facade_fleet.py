@@ -61,19 +61,25 @@ def sign_in(issuer: str) -> tuple[str, dict[str, str]]:
     return client["client_id"], tokens
 
 
-@pytest.mark.parametrize("backend", ["redis", "file"])
+@pytest.mark.parametrize("backend", ["redis", "file", "run-redis"])
 def test_facade_fleet_behind_nginx(backend: str, tmp_path: Path) -> None:
-    """`redis`: the fleet's Redis (RedisStore); `file`: one host's directory (FileStore)."""
+    """`redis`: a RedisStore the app names; `file`: one host's directory (FileStore);
+    `run-redis`: the app keeps the default memory store and `rondo run --redis URL` moves it."""
     nginx_port = fleet_parts.free_port()
     issuer = f"http://127.0.0.1:{nginx_port}"
+    extra: tuple[str, ...] = ()
     with contextlib.ExitStack() as stack:
-        store = (stack.enter_context(redis_server.running()) if backend == "redis"
-                 else f"file:{tmp_path / 'facade-store'}")
+        if backend == "file":
+            store = f"file:{tmp_path / 'facade-store'}"
+        else:
+            store = stack.enter_context(redis_server.running())
+        if backend == "run-redis":
+            extra, store = ("--redis", store), "memory"
         idp = stack.enter_context(OidcServer.start(redirect_uris=[issuer + "/callback"]))
         env = {"FACADE_ISSUER": issuer, "FACADE_IDP": idp.issuer, "FACADE_STORE": store,
                "FACADE_GRACE": str(GRACE), "FACADE_VERIFY_TTL": "0", "RONDO_FLEET": "1",
                "PYTHONPATH": str(ROOT)}
-        workers = [fleet_parts.start_worker("--allowed-hosts", "*", worker_id=f"w{i}", env=env, app=APP)
+        workers = [fleet_parts.start_worker("--allowed-hosts", "*", *extra, worker_id=f"w{i}", env=env, app=APP)
                    for i in range(3)]
         try:
             for w in workers:

@@ -40,8 +40,9 @@ def build(config: RunConfig) -> tuple[Any, Server]:
 
 
 def connect_redis(server: Server, url: str) -> None:
-    """One Redis for the fleet: the change bus, one-time state where it was in memory, and any
-    extension with a `use_redis(url)` hook (tasks', per-user state's memory stores)."""
+    """One Redis for the fleet: the change bus, one-time state where it was in memory, any
+    extension with a `use_redis(url)` hook (tasks', per-user state's memory stores), and the
+    authorization facade's store when it was in memory."""
     from ..state.replay import MemoryReplayStore, RedisReplayStore
     from .bus import use_bus
     from .redis_bus import RedisBus
@@ -55,6 +56,11 @@ def connect_redis(server: Server, url: str) -> None:
         use_redis = getattr(extension, "use_redis", None)  # e.g. per-user state's memory store
         if use_redis is not None:
             use_redis(url)
+    # The authorization facade (ResourceServer(endpoints=...)) keeps its memory store no more.
+    endpoints = getattr(server.auth, "endpoints", None)
+    use_redis = getattr(endpoints, "use_redis", None)
+    if use_redis is not None:
+        use_redis(url)
 
 
 def _loopback() -> list[str]:

@@ -194,6 +194,14 @@ class Facade:
                             verifier=FacadeVerifier(self), endpoints=self, **options)
         return rs
 
+    def use_redis(self, url: str) -> None:
+        """`rondo run --redis URL`: a facade left on the default memory store moves to that
+        Redis (the fleet's), so every worker shares registrations, codes and tokens."""
+        if isinstance(self.store, MemoryStore):
+            from .redis_store import RedisStore
+
+            self.store = RedisStore(url)
+
     def started(self, environ: Any = os.environ) -> None:
         """Called when an HTTP app is built around the facade: a fleet member (`rondo run
         --workers N`, `RONDO_FLEET=1`) must share its store with the other workers."""
@@ -202,7 +210,7 @@ class Facade:
             raise FleetMisconfigured(
                 "rondo: refusing to start the authorization facade as one of several workers "
                 "on a memory store: a code or refresh token issued by one worker would be "
-                "unknown to the others. Use RedisStore(url) (the fleet's --redis) or FileStore.")
+                "unknown to the others. Use rondo run --redis URL (or RedisStore(url)) or FileStore.")
 
     def metadata(self) -> dict[str, Any]:
         """The RFC 8414 authorization server metadata."""
