@@ -98,20 +98,6 @@ async def walk(mode: str, url: str, era: str, upstream_era: str) -> list[str]:
     return done
 
 
-def python_walk(url: str, era: str) -> list[str]:
-    """The official Python client's walk (interop/bridge_everything_py.py, mcp 2.3.0's venv)."""
-    import subprocess
-
-    script = Path(__file__).with_name("bridge_everything_py.py")
-    proc = subprocess.run([MCP_PY, str(script), "--era", era, url], capture_output=True,
-                          text=True, timeout=120)
-    if proc.returncode != 0:
-        raise AssertionError(f"exit {proc.returncode}: {proc.stdout[-800:]} {proc.stderr[-1500:]}")
-    lines = [line.removeprefix("ok ") for line in proc.stdout.splitlines() if line.startswith("ok ")]
-    assert len(lines) == 3, proc.stdout
-    return lines
-
-
 def ts_walk(url: str, era: str) -> list[str]:
     """The official TypeScript client's walk (interop/bridge_everything_ts.mjs)."""
     return sub_walk([NODE, str(Path(__file__).with_name("bridge_everything_ts.mjs")), "--era",
@@ -169,8 +155,6 @@ def main() -> int:
                                 lines = ts_walk(url, era)
                             elif who == "python":
                                 lines = py_walk(url, era)
-                            elif who == "python":
-                                lines = python_walk(url, era)
                             else:
                                 lines = asyncio.run(walk(mode, url, era, era_up))
                             for line in lines:
