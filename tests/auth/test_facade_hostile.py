@@ -216,3 +216,21 @@ def test_a_full_memory_store_is_swept_at_most_once_a_second() -> None:
         await store.put("c", b"1", 60)  # a second later: swept, room again
 
     asyncio.run(go())
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(form=st.dictionaries(st.sampled_from(["request", "csrf", "decision", "x"]), text, max_size=4),
+       query=st.dictionaries(st.sampled_from(["code", "state", "error", "iss"]), text, max_size=4),
+       cookie=ascii_junk)
+def test_any_consent_post_or_callback_is_a_page_never_a_crash(form: dict[str, str], query: dict[str, str],
+                                                             cookie: str) -> None:
+    w = world()
+
+    async def go() -> None:
+        headers = {"cookie": f"__Host-rondo-csrf={cookie}; __Host-rondo-flow={cookie}".replace("\n", "")}
+        consent = await w.http.post("/consent", data=form, headers=headers)
+        assert consent.status_code == 400 and "location" not in consent.headers
+        callback = await w.http.get("/callback", params=query, headers=headers)
+        assert callback.status_code == 400 and "location" not in callback.headers
+
+    asyncio.run(go())
