@@ -40,8 +40,9 @@ def upstream() -> Iterator[str]:
 
 
 def front(url: str, bridge: Any, **options: Any) -> rondo.Server:
-    return rondo.proxy(url, upstream_protocol="2025-11-25", bridge=bridge, timeout=10,
-                       state=options.pop("state", KEYS), **options)
+    return rondo.proxy(url, upstream_protocol="2025-11-25", bridge=bridge,
+                       timeout=options.pop("timeout", 10), state=options.pop("state", KEYS),
+                       **options)
 
 
 def client(server: Any, protocol: str = "2026-07-28", **options: Any) -> Client:
@@ -473,3 +474,62 @@ def test_a_proxy_process_killed_mid_flow(upstream: str, mode: str) -> None:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
+
+
+class Stalling:
+    """ASGI wrapper: once `stall` is set, every POST waits (until `release`) without answering."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.stall = False
+        self.release = asyncio.Event()
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if self.stall and scope["type"] == "http" and scope["method"] == "POST":
+            self.loop = asyncio.get_running_loop()
+            await self.release.wait()
+            return
+        await self.app(scope, receive, send)
+
+    def unstall(self) -> None:
+        self.stall = False
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.release.set)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_upstream_that_stops_answering_is_a_clean_error_within_the_bound(mode: str) -> None:
+    """The bridge's own upstream session (opened per call) is bounded by the proxy's timeout
+    too: its handshake with an upstream that went silent ends in -32603, not a hang."""
+    wrapper = Stalling(bridge_upstream().asgi())
+    with served(wrapper) as (url, _):
+        proxy = front(url, mode, timeout=1.0)
+
+        async def go() -> None:
+            async with proxy.started(), client(proxy) as c:
+                wrapper.stall = True
+                started = time.monotonic()
+                with pytest.raises(rondo.McpError,
+                                   match=r"^upstream did not answer within 1 s$") as caught:
+                    await c.call_tool("add", {"a": 1, "b": 2})
+                assert caught.value.code == -32603
+                assert time.monotonic() - started < 5
+
+        try:
+            asyncio.run(go())
+        finally:
+            wrapper.unstall()
+
+
+def test_a_question_sent_after_its_call_ended_is_refused_not_left_waiting() -> None:
+    from rondo.client.loop import Unanswerable
+    from rondo.gateway.bridge.flow import Flow
+
+    async def go() -> None:
+        flow = Flow()
+        flow.close()
+        with pytest.raises(Unanswerable, match="^the relayed call has ended$"):
+            await asyncio.wait_for(flow.ask("roots/list", {}), 1)
+
+    asyncio.run(go())

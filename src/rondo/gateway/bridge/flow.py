@@ -85,6 +85,7 @@ class Flow:
         self.ctx: Any = None  # the downstream request of the current round
         self.round = 0
         self.busy = False
+        self.closed = False
         self.expiry: asyncio.TimerHandle | None = None
 
     def start(self, call: Coroutine[Any, Any, Any]) -> None:
@@ -104,6 +105,8 @@ class Flow:
 
     async def ask(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """The answer to one upstream question (called from the upstream session's handler)."""
+        if self.closed:  # a question sent after its call ended: nobody will answer it
+            raise Unanswerable("the relayed call has ended")
         request = downstream_request(method, params)
         try:
             kind_for(request).validate_request(request)
@@ -150,6 +153,7 @@ class Flow:
 
     def close(self) -> None:
         """End the upstream call (the upstream is told) and drop what it still asks."""
+        self.closed = True
         if self.expiry is not None:
             self.expiry.cancel()
             self.expiry = None

@@ -102,7 +102,13 @@ class Sessions:
 
     async def _connect(self, client: Client) -> None:
         try:
-            await client.connect()
+            async with asyncio.timeout(self.link.timeout):  # the session has no request bound
+                await client.connect()
+        except TimeoutError:
+            with contextlib.suppress(Exception):
+                await client.close()
+            raise McpError(-32603, f"upstream did not answer within {self.link.timeout:g} s"
+                           ) from None
         except (ClientError, OSError) as exc:
             log.warning("upstream %s: bridge session: %s: %s", self.link.identity,
                         type(exc).__name__, exc)
