@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("rondo.gateway")
 
 UNAVAILABLE = -32603
+MAX_ROUNDS = 16  # input rounds one relayed request may take (a downstream rondo.Client: 10)
+MAX_RESPONSE = 16 * 1024 * 1024  # one upstream HTTP answer or SSE event, in bytes
+_MAX_TEXT = 1024  # characters of an upstream's error message passed on
 _INPUT_KINDS = ("elicitation", "sampling", "roots")
 _LISTS = {"notifications/tools/list_changed": "tools",
           "notifications/prompts/list_changed": "prompts",
@@ -109,6 +112,8 @@ class Upstream:
         self.changes: asyncio.Queue[str] | None = None  # list_changed from a 2025 upstream
         self.bridge: Bridge | None = None  # a 2025-11-25 upstream's questions as input rounds
         self.restart = Restart()  # how a stdio upstream that exits is started again
+        self.max_rounds = MAX_ROUNDS  # input rounds one relayed request may take
+        self.max_response = MAX_RESPONSE  # bytes of one upstream HTTP answer (or SSE event)
 
     def make_client(self) -> Client:
         target: Any = self.target
@@ -117,7 +122,8 @@ class Upstream:
             from ..client.transports.http11 import Http11Pool
 
             target = HttpTransport(self.target, headers=self.headers or None, auth=self.auth,
-                                   http_transport=Http11Pool())
+                                   http_transport=Http11Pool(),
+                                   max_response=self.max_response, max_event=self.max_response)
         return Client(
             target, protocol=self.protocol, name="rondo-proxy",
             headers=self.headers or None, auth=self.auth, timeout=self.timeout,
@@ -182,20 +188,34 @@ class Upstream:
                                               manual=True, on_progress=_progress_of(ctx))
         except McpError as exc:
             data = exc.data if exc.code == MISSING_CAPABILITY else None
-            raise McpError(exc.code, exc.message, data) from None
+            raise McpError(exc.code, _clip(exc.message), data) from None
         except RequestTimeout:
             raise McpError(UNAVAILABLE, f"upstream did not answer within {self.timeout:g} s"
                            ) from None
         except (ClientError, OSError) as exc:
-            log.warning("upstream %s: %s: %s", self.identity, type(exc).__name__, exc)
+            log.warning("upstream %s: %s: %s", self.identity, type(exc).__name__,
+                        _clip(str(exc)))
             raise McpError(UNAVAILABLE, "upstream unavailable") from None
         finally:
             CALLER.reset(caller)
             _RELAYING.reset(relaying)
         if isinstance(result, PendingCall):
+            # The round count rides in the sealed state, so an upstream that asks forever is
+            # cut off without the proxy keeping anything between rounds.
+            done = state.get("n", 0) if state is not None else 0
+            rounds = (done if isinstance(done, int) else 0) + 1
+            if rounds >= self.max_rounds:
+                raise McpError(UNAVAILABLE, f"upstream asked for more than {self.max_rounds} "
+                               "input rounds")
             return InputRequired(result.input_requests,
-                                 state={"up": self.identity, "s": result.request_state})
+                                 state={"up": self.identity, "s": result.request_state,
+                                        "n": rounds})
         return result
+
+
+def _clip(text: str) -> str:
+    """An upstream's text as far as it may reach a client or a log line."""
+    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "..."
 
 
 def pass_on_log(params: Any) -> None:
@@ -263,6 +283,8 @@ def proxy(
     cwd: str | None = None,
     restart: Restart | None = None,
     must_connect: bool = True,
+    max_rounds: int = MAX_ROUNDS,
+    max_response: int = MAX_RESPONSE,
     **server_options: Any,
 ) -> Server:
     """A `rondo.Server` serving `upstream`: an http(s) URL, a command line as a list, or an
@@ -272,7 +294,9 @@ def proxy(
     `env` and `cwd` are a command line's. A stdio upstream that exits is started again under
     `restart` (default `Restart()`: backoff from 0.5 s doubling to 30 s, 8 failed starts in a
     row at most; gateway/supervise.py). `must_connect=False` (a gateway's upstreams) lets the
-    proxy start without its upstream and keep connecting in the background.
+    proxy start without its upstream and keep connecting in the background. `max_rounds`
+    bounds the input rounds of one relayed request (-32603 past it), `max_response` the bytes
+    of one upstream HTTP answer or SSE event (-32603 "upstream unavailable" past it).
 
     `headers` are the proxy's own credentials for the upstream (never the client's);
     `timeout` bounds each upstream request, in seconds (default: the entry's, else 30); `upstream_protocol` pins the era spoken
@@ -302,6 +326,10 @@ def proxy(
                     protocol=upstream_protocol, auth=upstream_auth, env=env, cwd=cwd,
                     label=label)
     link.restart = restart if restart is not None else Restart()
+    for option, value in (("max_rounds", max_rounds), ("max_response", max_response)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{option} must be a positive integer")
+    link.max_rounds, link.max_response = max_rounds, max_response
     if bridge is not None:
         from .bridge.relay import Bridge, bridge_mode
 
