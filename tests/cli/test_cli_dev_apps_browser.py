@@ -59,9 +59,11 @@ def _drive(name: str, *extra: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("era", "extra"), [("modern", ()), ("legacy", ("--protocol", "2025-11-25"))])
-def test_a_view_in_chromium_gets_its_tool_calls_tools_and_asks_the_user(era: str, extra: tuple[str, ...]) -> None:
+def test_a_view_in_chromium_gets_its_tool_calls_tools_and_asks_the_user(
+        era: str, extra: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:
     seen = _drive(f"apps-{era}", *extra)
-    print(f"screenshots: {seen['screenshot']} and {SHOTS / f'apps-{era}-question.png'}")
+    with capsys.disabled():  # the artifacts' paths, shown in any run
+        print(f"\n  screenshots: {seen['screenshot']}, {SHOTS / f'apps-{era}-question.png'}")
     assert seen["era"] == era
     # The page lists only the tool the model may call; the view's own tools are named apart.
     assert seen["cards"] == 1

@@ -56,7 +56,7 @@ clicked("order", "order-out", "place_order");
 
 order_view = apps.view(
     VIEW,
-    html=page(title="Order", body=BODY, script=SCRIPT, style="body{font:14px system-ui;margin:8px}",
+    html=page(title="Order", body=BODY, script=SCRIPT, style="body{font:14px system-ui;margin:8px}pre{white-space:pre-wrap;word-break:break-all}",
               sdk_script=APP_SCRIPT.read_text(), app_name="orders-view"),
     csp=Csp(resource_domains=(DECLARED,)), prefers_border=True)
 
