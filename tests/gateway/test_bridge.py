@@ -219,6 +219,35 @@ def test_each_call_gets_an_upstream_session_of_its_own_declaring_its_clients_cap
     asyncio.run(go())
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_url_elicitation_error_becomes_a_round_and_the_call_is_made_again(
+        upstream: str, mode: str) -> None:
+    """2025-11-25's -32042 (URL elicitations required) has no 2026-07-28 form: the client gets
+    a round of those URL elicitations (without the upstream's elicitationId), and once it has
+    answered them the proxy calls the upstream again."""
+    proxy = front(upstream, mode)
+    tag = f"url-{mode}"
+
+    async def go() -> None:
+        async with proxy.started(), client(proxy, elicit_modes=("form", "url")) as c:
+            pending = await c.call_tool("consent", {"tag": tag}, manual=True)
+            assert isinstance(pending, PendingCall)
+            assert pending.input_requests == {"url-1": {"method": "elicitation/create", "params": {
+                "mode": "url", "message": "Open the page to consent.",
+                "url": "https://example.com/consent"}}}
+            again = await c.resume(pending, {}, manual=True)  # not answered: asked again
+            assert isinstance(again, PendingCall) and list(again.input_requests) == ["url-1"]
+            assert RUNS[f"consent/{tag}"] == 1
+            done = await c.resume(again, {"url-1": {"action": "accept"}})
+            assert done.text == f"consented ({tag})"
+            assert RUNS[f"consent/{tag}"] == 2
+        async with proxy.started(), client(proxy) as c:  # no URL mode declared: admission
+            with pytest.raises(rondo.McpError, match="^Missing required client capability"):
+                await c.call_tool("consent", {"tag": tag + "-2"})
+
+    asyncio.run(go())
+
+
 def test_hold_a_retry_at_another_process_gets_a_clean_error(upstream: str) -> None:
     """Two proxy processes sharing state keys (a fleet): a hold lives in the one that began it;
     the other refuses the retry at once (-32602), naming why, without touching its upstream."""

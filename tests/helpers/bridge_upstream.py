@@ -99,6 +99,17 @@ def bridge_upstream() -> rondo.Server:
         return f"dawdled: {(await ctx.ask('sure', SURE)).content['ok']}"
 
     @up.tool
+    def consent(tag: str) -> str:
+        """Ends its first call for `tag` with -32042 (a URL to open first, 2025-11-25's error
+        path); a later call goes through."""
+        RUNS[f"consent/{tag}"] += 1
+        if RUNS[f"consent/{tag}"] == 1:
+            raise rondo.McpError(-32042, "This request needs your consent in the browser.", {
+                "elicitations": [{"mode": "url", "url": "https://example.com/consent",
+                                  "message": "Open the page to consent.", "elicitationId": "e-1"}]})
+        return f"consented ({tag})"
+
+    @up.tool
     def session(ctx: rondo.Context) -> str:
         """The id of the 2025-11-25 session this call came on, and what it declared."""
         legacy = ctx._session.session

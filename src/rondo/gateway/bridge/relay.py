@@ -6,6 +6,10 @@ flow (another worker, a restarted one, an expired hold) gets -32602 at once. `Re
 nothing: each round calls the upstream again from the start and answers every question asked
 before from the answers sealed in the state (matched by content and occurrence), until a new
 question ends the run (the upstream call is cancelled) and makes a new round.
+
+In both modes an upstream that ends its call with -32042 (URL elicitations required, 2025-11-25)
+gives the client a round of those URL elicitations; once they are answered the call is made
+again (replay keeps its answers so far).
 """
 
 from __future__ import annotations
@@ -82,6 +86,37 @@ def bridge_mode(value: Any) -> Hold | Replay | None:
     raise ValueError(f"bridge must be 'hold', 'replay', Hold(...), Replay(...) or None, got {value!r}")
 
 
+URL_REQUIRED = -32042  # 2025-11-25's URLElicitationRequiredError (2026-07-28 has no such error)
+
+
+class _UrlRequired(Exception):
+    """The upstream ended its call with -32042: URL elicitations to do, then call again."""
+
+    def __init__(self, requests: dict[str, Any]) -> None:
+        super().__init__("URL elicitation required")
+        self.requests = requests
+        self.carry: dict[str, Any] = {}
+
+
+def url_questions(data: Any) -> dict[str, Any]:
+    """The input requests of a -32042's `data.elicitations` (well-formed URL ones only)."""
+    from ...kinds import kind_for
+
+    found: dict[str, Any] = {}
+    items = data.get("elicitations") if isinstance(data, dict) else None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or item.get("mode") != "url":
+            continue
+        request = {"method": "elicitation/create", "params": {
+            "mode": "url", "message": item.get("message"), "url": item.get("url")}}
+        try:
+            kind_for(request).validate_request(request)
+        except ValueError:
+            continue
+        found[f"url-{len(found) + 1}"] = request
+    return found
+
+
 def _gone(why: str) -> McpError:
     return McpError(INVALID_PARAMS, f"Invalid requestState: {why}; call again without "
                     "requestState")
@@ -108,9 +143,27 @@ class Bridge:
                                   or state.get("up") != self.link.identity
                                   or state.get("b") != self.mode.name):
             raise McpError(INVALID_PARAMS, "invalid requestState: not this upstream's")
-        if isinstance(self.mode, Hold):
-            return await self._hold(self.mode, ctx, method, params, state)
-        return await self._replay(self.mode, ctx, method, params, state)
+        if state is not None and "url" in state:  # after a -32042: the URL flows done?
+            asked: dict[str, Any] = state["url"]
+            responses = ctx.input_responses or {}
+            if not all(key in responses for key in asked):
+                return InputRequired(asked, state=state)
+            for key, request in asked.items():
+                checked_answer(key, request, responses[key])
+            # Done out of band: call the upstream again (replay keeps its answers so far).
+            state = None if isinstance(self.mode, Hold) else {
+                "a": state.get("a") or {}, "p": {}, "n": state.get("n") or 0}
+        try:
+            if isinstance(self.mode, Hold):
+                return await self._hold(self.mode, ctx, method, params, state)
+            return await self._replay(self.mode, ctx, method, params, state)
+        except _UrlRequired as needed:
+            missing = missing_capabilities(needed.requests, ctx.client_capabilities)
+            if missing:
+                raise missing_capability(missing) from None
+            return InputRequired(needed.requests, state={
+                "up": self.link.identity, "b": self.mode.name, "url": needed.requests,
+                **needed.carry})
 
     # -- the upstream call ----------------------------------------------------------------------
 
@@ -152,6 +205,10 @@ class Bridge:
         if kind == "timeout":
             raise McpError(UNAVAILABLE, f"upstream did not answer within {self.link.timeout:g} s")
         if kind == "error":
+            if isinstance(value, McpError) and value.code == URL_REQUIRED:
+                requests = url_questions(value.data)
+                if requests:
+                    raise _UrlRequired(requests)
             if isinstance(value, McpError):
                 data = value.data if value.code == MISSING_CAPABILITY else None
                 raise McpError(value.code, value.message, data) from None
@@ -259,12 +316,15 @@ class Bridge:
                     value = checked_answer(key, request, responses.pop(key))
                     answers.setdefault(digest, []).append(value)
                     got = True
-            if not got:  # nothing answered: the same round again, without calling upstream
+            if pending and not got:  # nothing answered: the same round again, not re-run
                 return InputRequired({k: r for k, (_, r) in pending.items()}, state=state)
         flow = Flow(answers=answers, offered=responses)
         try:
             await self._start(flow, ctx, method, params)
             outcome = await self._step(flow, ctx, [])
+        except _UrlRequired as needed:
+            needed.carry = {"a": flow.answers, "n": rounds + 1}
+            raise
         finally:
             flow.close()  # a run that asked something new ends here; the next round re-runs it
         if not isinstance(outcome, list):
