@@ -82,6 +82,33 @@ def test_every_kind_of_question_completes_through_the_bridge(upstream: str, mode
     asyncio.run(go())
 
 
+@pytest.mark.parametrize("bridge", [None, "hold"])
+def test_a_modern_upstream_serves_a_legacy_client_every_kind_of_question(
+        upstream: str, bridge: Any) -> None:
+    """The other direction, which needs no bridge (and is untouched by one): the same server
+    spoken to as 2026-07-28, a 2025-11-25 client of the proxy asked over its own session."""
+    proxy = rondo.proxy(upstream, bridge=bridge, timeout=10, state=KEYS)
+
+    async def go() -> None:
+        async with proxy.started(), client(proxy, "2025-11-25") as c:
+            assert c.era == "legacy"
+            before = RUNS.copy()
+            assert (await c.call_tool("book", {"room": "Blue"})).text == (
+                "Blue booked for Monday at 10:00")
+            assert (await c.call_tool("summarize", {"text": "x"})).text == "summary: short"
+            assert (await c.call_tool("where")).text == "roots: file:///work"
+            assert (await c.call_tool("all_at_once")).text == "Monday / short / 1"
+            # A 2026-07-28 upstream re-runs its handler per round (MRTR): three runs for book.
+            assert RUNS["book"] - before["book"] == 3
+        used = _bridge(proxy)
+        if bridge is None:
+            assert used is None
+        else:  # a modern upstream's rounds are relayed, never bridged: no session was opened
+            assert used.held == {} and used.sessions.clients == {} and not used.sessions.flows
+
+    asyncio.run(go())
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_rounds_carry_the_upstream_questions_under_its_keys(upstream: str, mode: str) -> None:
     proxy = front(upstream, mode)
