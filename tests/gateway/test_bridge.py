@@ -140,6 +140,31 @@ def test_rounds_carry_the_upstream_questions_under_its_keys(upstream: str, mode:
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_upstream_log_messages_reach_the_client_of_the_round_they_are_sent_in(
+        upstream: str, mode: str) -> None:
+    proxy = front(upstream, mode)
+    heard: list[Any] = []
+
+    def note(message: Any) -> None:
+        if message.get("method") == "notifications/message":
+            heard.append(message["params"]["data"])
+
+    async def go() -> None:
+        async with proxy.started(), client(proxy, log_level="info", on_notification=note) as c:
+            pending = await c.call_tool("chatty", manual=True)
+            assert isinstance(pending, PendingCall)
+            assert heard == ["before the question"]  # debug is below the client's level
+            heard.clear()
+            done = await c.resume(pending, {"sure": {"action": "accept", "content": {"ok": True}}})
+            assert done.text == "chatted"
+            # Replay re-ran the tool from the top: its first message is sent again.
+            assert heard == (["answered True"] if mode == "hold"
+                             else ["before the question", "answered True"])
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_repeated_question_is_answered_in_order(upstream: str, mode: str) -> None:
     """Replay matches a question by its content and how often it was asked: the second
     `Sure?` is new even though the first, identical, was answered."""

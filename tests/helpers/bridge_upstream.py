@@ -99,6 +99,15 @@ def bridge_upstream() -> rondo.Server:
         return f"dawdled: {(await ctx.ask('sure', SURE)).content['ok']}"
 
     @up.tool
+    async def chatty(ctx: rondo.Context) -> str:
+        """Logs, asks, logs again: each message belongs to the round it is sent in."""
+        await ctx.log("info", "before the question")
+        await ctx.debug("too fine")
+        answer = await ctx.ask("sure", SURE)
+        await ctx.log("info", f"answered {answer.content['ok']}")
+        return "chatted"
+
+    @up.tool
     def consent(tag: str) -> str:
         """Ends its first call for `tag` with -32042 (a URL to open first, 2025-11-25's error
         path); a later call goes through."""

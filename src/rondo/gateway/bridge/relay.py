@@ -18,7 +18,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...client import ClientError, PendingCall, RequestTimeout
 from ...kinds import missing_capabilities
@@ -117,6 +117,20 @@ def url_questions(data: Any) -> dict[str, Any]:
     return found
 
 
+class _RoundLog:
+    """Stands for the round's `Context` where the proxy passes on an upstream log message."""
+
+    __slots__ = ("flow",)
+
+    def __init__(self, flow: Flow) -> None:
+        self.flow = flow
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        ctx = self.flow.ctx
+        if ctx is not None and not self.flow.closed:
+            ctx.log(level, data, logger)
+
+
 def _gone(why: str) -> McpError:
     return McpError(INVALID_PARAMS, f"Invalid requestState: {why}; call again without "
                     "requestState")
@@ -168,7 +182,8 @@ class Bridge:
     # -- the upstream call ----------------------------------------------------------------------
 
     async def _start(self, flow: Flow, ctx: Context, method: str, params: dict[str, Any]) -> None:
-        key, client = await self.sessions.client_for(ctx.client_capabilities)
+        key, client = await self.sessions.client_for(ctx.client_capabilities,
+                                                     logs=ctx.log_level is not None)
         self.sessions.flows.setdefault(key, set()).add(flow)
 
         def progress(done: float, total: float | None, message: str | None) -> None:
@@ -181,7 +196,8 @@ class Bridge:
             from ...auth.principal import CALLER, Principal
             from ..proxy import _RELAYING
 
-            _RELAYING.set(ctx)  # the upstream's log messages go to the first round's client
+            # The upstream's log messages go to the client of the round under way.
+            _RELAYING.set(cast(Any, _RoundLog(flow)))
             # Whom the call is made for (`upstream_auth` exchanges that caller's token).
             CALLER.set(ctx.auth if isinstance(ctx.auth, Principal) else None)
             try:

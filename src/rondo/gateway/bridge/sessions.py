@@ -74,13 +74,14 @@ class Sessions:
         self._closing: set[asyncio.Future[None]] = set()
         self._shared: Any = None  # httpx.AsyncClient, made on first use
 
-    async def client_for(self, declared: Any) -> tuple[str, Client]:
-        """A connected session for one call of a client that declared `declared`; hand it back
-        with `release` when the call ends."""
+    async def client_for(self, declared: Any, *, logs: bool = False) -> tuple[str, Client]:
+        """A connected session for one call of a client that declared `declared` (`logs`: the
+        client asked for log messages, so the session asks the upstream for all of them and
+        the proxy keeps what the client's level wants); hand it back with `release`."""
         caps = input_capabilities(declared)
         if self.link.kind == "url":
             key = f"call-{next(self._calls)}"
-            own = self._make(caps, key)
+            own = self._make(caps, key, logs=logs)
             await self._connect(own)
             self.clients[key] = own
             return key, own
@@ -122,7 +123,7 @@ class Sessions:
             self.flows.pop(key, None)
             self.drop(key, client)
 
-    def _make(self, caps: dict[str, Any], key: str) -> Client:
+    def _make(self, caps: dict[str, Any], key: str, *, logs: bool = True) -> Client:
         from ..proxy import pass_on_log
 
         link = self.link
@@ -145,6 +146,7 @@ class Sessions:
                         headers=link.headers or None, auth=link.auth, timeout=None,
                         max_timeout=None,
                         probe_timeout=link.timeout, capabilities=caps, on_notification=heard,
+                        log_level="debug" if logs else None,
                         # a stdio upstream's own env and cwd (an mcp.json entry's), stderr logged
                         env=link.env if link.kind == "command" else None, cwd=link.cwd,
                         stderr=link.stderr_line if link.kind == "command" else None)
