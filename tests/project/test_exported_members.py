@@ -34,7 +34,7 @@ PUBLIC = {
         "user"},
     "rondo.elicit": {"ElicitResult", "MISSING", "form", "response", "url"},
     "rondo.gateway": {"Hold", "Mount", "Replay", "Restart", "SEPARATOR", "from_mcp_json", "mount",
-        "proxy"},
+        "proxy", "tags"},
     "rondo.kinds": {"ElicitRequest", "ElicitResult", "KINDS", "Kind", "MISSING", "NotDeclared",
         "Root", "RootList", "SampleRequest", "SamplingResult", "form_defaults", "kind_for",
         "merge_capabilities", "missing_capabilities", "response"},

@@ -9,27 +9,27 @@ from typing import TYPE_CHECKING
 
 from ..wire.lazy import lazy_exports
 
+# Eager, and bound here: `mount` names both a module and its function, and a lazy export would
+# lose to the module attribute that importing `rondo.gateway.mount` (config.py does) sets.
+from .mount import SEPARATOR, Mount, mount
+
 _EXPORTS = {
     "Hold": "rondo.gateway.bridge.relay",
     "Replay": "rondo.gateway.bridge.relay",
     "Restart": "rondo.gateway.supervise",
-    "SEPARATOR": "rondo.gateway.mount",
-    "Mount": "rondo.gateway.mount",
     "from_mcp_json": "rondo.gateway.config",
-    "mount": "rondo.gateway.mount",
     "proxy": "rondo.gateway.proxy",
+    "tags": "rondo.gateway.transform",
 }
 
 if TYPE_CHECKING:
     from .bridge.relay import Hold as Hold
     from .bridge.relay import Replay as Replay
     from .config import from_mcp_json as from_mcp_json
-    from .mount import SEPARATOR as SEPARATOR
-    from .mount import Mount as Mount
-    from .mount import mount as mount
     from .proxy import proxy as proxy
     from .supervise import Restart as Restart
+    from .transform import tags as tags
 
 __getattr__ = lazy_exports("rondo.gateway", globals(), _EXPORTS)
 
-__all__ = ["SEPARATOR", "Hold", "Mount", "Replay", "Restart", "from_mcp_json", "mount", "proxy"]
+__all__ = ["SEPARATOR", "Hold", "Mount", "Replay", "Restart", "from_mcp_json", "mount", "proxy", "tags"]

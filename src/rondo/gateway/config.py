@@ -30,13 +30,16 @@ def from_mcp_json(
     upstream_protocol: str | None = None,
     restart: Restart | None = None,
     bridge: Any = None,
+    transforms: Mapping[str, Mapping[str, Any]] | None = None,
     environ: Mapping[str, str] | None = None,
     **server_options: Any,
 ) -> Server:
     """A `rondo.Server` serving every enabled server of `config` (a path to an mcp.json, or
     its parsed document) under its own namespace. `upstream_protocol` pins every upstream's
     era; `restart` is each upstream's backoff; `bridge` ("hold", "replay", `Hold(...)`,
-    `Replay(...)`) serves every 2025-11-25 upstream's mid-call questions as input rounds; `environ` answers `${VAR}` (default
+    `Replay(...)`) serves every 2025-11-25 upstream's mid-call questions as input rounds;
+    `transforms` gives a server's mount transforms by its name (`{"files": {"hide": ["rm"]}}`:
+    `rename`, `hide`, `describe`, `tags`, `visible`, as `mount` takes them); `environ` answers `${VAR}` (default
     `os.environ`). Other keywords go to `rondo.Server` (`state=`, `auth=`...). Raises
     `rondo.client.ConfigError` for a configuration that cannot be served."""
     entries = load_mcp_json(config, environ=environ)
@@ -51,6 +54,10 @@ def from_mcp_json(
         if entry.kind == "sse":
             raise ConfigError(f"server {entry.name!r}: the 2024-11-05 SSE transport is not "
                               "supported as an upstream yet")
+    unknown = sorted(set(transforms or {}) - set(entries))
+    if unknown:
+        raise ConfigError(f"transforms= names {unknown[0]!r}, which is not an enabled server "
+                          "of the mcp.json")
     if server_options.get("state", ...) is None:
         raise ValueError("a gateway seals its upstreams' request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
@@ -58,5 +65,5 @@ def from_mcp_json(
     for entry in entries.values():
         child = proxy(entry, name=entry.name, upstream_protocol=upstream_protocol,
                       restart=restart, bridge=bridge, must_connect=False, warn_undocumented=False)
-        mount(parent, child, namespace=entry.name)
+        mount(parent, child, namespace=entry.name, **dict((transforms or {}).get(entry.name, {})))
     return parent

@@ -17,26 +17,32 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Mapping
 from typing import Any
 
-from ..server.components import Prompt, Tool
+from ..server.components import Prompt, Resource, Tool
 from ..server.server import Server
+from .transform import Transform, Visibility, Visible
 
 SEPARATOR = "_"
 # No `_` in a namespace: the separator then splits a mounted name one way only (`a_b` + `c`
 # and `a` + `b_c` would both be `a_b_c`). The rest is the tool-name alphabet, spec tools.mdx.
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,63}")
 _MAX_NAME = 128  # tool names are 1-128 characters (spec tools.mdx)
+_NAMESPACE_FREE = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 class Mount:
     """One child mounted under a namespace; `unmount()` takes its components out again."""
 
-    def __init__(self, parent: Server, child: Server, namespace: str) -> None:
+    def __init__(self, parent: Server, child: Server, namespace: str,
+                 transform: Transform | None = None) -> None:
         self.parent = parent
         self.child = child
         self.namespace = namespace
+        self.transform = transform or Transform()
+        # parent name -> the child's own, for tools and prompts (completion refs, visibility)
+        self.origin: dict[str, str] = {}
         self._tools: set[str] = set()
         self._prompts: set[str] = set()
         self._resources: set[str] = set()
@@ -44,8 +50,21 @@ class Mount:
         self._live = True
 
     def name(self, name: str) -> str:
-        """The name a child's tool or prompt has in the parent."""
-        return f"{self.namespace}{SEPARATOR}{name}"
+        """The name a child's tool or prompt has in the parent (after `rename=`)."""
+        return f"{self.namespace}{SEPARATOR}{self.transform.rename.get(name, name)}"
+
+    def hidden_from(self, principal: Any, kind: str) -> set[str]:
+        """The parent names (URIs for resources) of this mount's components of `kind` that
+        `visible=` does not show `principal`."""
+        visible = self.transform.visible
+        if visible is None:
+            return set()
+        if kind == "resource":
+            return {uri for uri in (*self._resources, *self._templates)
+                    if not visible(principal, kind, uri)}
+        mine = self._tools if kind == "tool" else self._prompts
+        return {name for name in mine
+                if not visible(principal, kind, self.origin.get(name, name))}
 
     # -- bringing components in ---------------------------------------------------------------
 
@@ -67,12 +86,16 @@ class Mount:
             parent.tools.pop(name, None)
             scopes.pop(("tool", name), None)
         self._tools = set()
+        shape = self.transform
         for tool in list(self.child.tools.values()):
+            if not shape.admits(tool.name, tool):
+                continue
             name = self.name(tool.name)
-            wire = {**tool.wire, "name": name}
+            wire = {**shape.wire(tool.wire, tool.name), "name": name}
             parent.tools[name] = Tool(name, tool.fn, tool.signature, wire, tool.task,
-                                      tool.middleware)
+                                      shape.guard("tool", tool.name, name) + tool.middleware)
             self._tools.add(name)
+            self.origin[name] = tool.name
             self._copy_scopes("tool", tool.name, name)
 
     def _sync_prompts(self) -> None:
@@ -81,12 +104,17 @@ class Mount:
             parent.prompts.pop(name, None)
             scopes.pop(("prompt", name), None)
         self._prompts = set()
+        shape = self.transform
         for prompt in list(self.child.prompts.values()):
+            if not shape.admits(prompt.name, prompt):
+                continue
             name = self.name(prompt.name)
-            wire = {**prompt.wire, "name": name}
+            wire = {**shape.wire(prompt.wire, prompt.name), "name": name}
             parent.prompts[name] = Prompt(name, prompt.fn, prompt.signature, wire,
-                                          prompt.middleware)
+                                          shape.guard("prompt", prompt.name, name)
+                                          + prompt.middleware)
             self._prompts.add(name)
+            self.origin[name] = prompt.name
             self._copy_scopes("prompt", prompt.name, name)
 
     def _sync_resources(self) -> None:
@@ -103,9 +131,20 @@ class Mount:
             for uri, resource in list(theirs.items()):
                 if uri in table:  # the parent's own, or another mount's: keep the first
                     continue
-                table[uri] = resource
+                if not self.transform.admits(uri, resource):
+                    continue
+                table[uri] = self._shaped(uri, resource)
                 mine.add(uri)
                 self._copy_scopes("resource", uri, uri)
+
+    def _shaped(self, uri: str, resource: Resource) -> Resource:
+        shape = self.transform
+        if uri not in shape.describe and shape.visible is None:
+            return resource
+        return Resource(resource.uri, resource.fn, resource.signature,
+                        shape.wire(resource.wire, uri), resource.mime_type, resource.ttl_ms,
+                        resource.cache_scope, resource.template,
+                        shape.guard("resource", uri, uri) + resource.middleware)
 
     def _copy_scopes(self, kind: str, old: str, new: str) -> None:
         wanted = self.child.component_scopes.get((kind, old))
@@ -138,9 +177,17 @@ class Mount:
         parent.notify_resources_changed()
 
 
-def mount(parent: Server, child: Server, *, namespace: str) -> Mount:
+def mount(parent: Server, child: Server, *, namespace: str,
+          rename: Mapping[str, str] | None = None, hide: Collection[str] | None = None,
+          describe: Mapping[str, str] | None = None, tags: Collection[str] | None = None,
+          visible: Visible | None = None) -> Mount:
     """Serve `child`'s tools and prompts from `parent` as `<namespace>_<name>`, its resources
     and templates at their own URIs, following later changes to the child (module docstring).
+
+    Transforms (gateway/transform.py; names and URIs are the child's own): `rename` maps a
+    tool or prompt name to the one served (still namespaced), `hide` leaves names or URIs out,
+    `describe` replaces descriptions, `tags` brings in only components carrying one of them,
+    `visible(principal, kind, name)` shows a component to some callers only.
 
     Refused when mounting (ValueError): a namespace outside `[A-Za-z0-9][A-Za-z0-9.-]*` (no `_`,
     so the separator splits one way), a namespace already mounted, a mounted name that clashes
@@ -160,10 +207,12 @@ def mount(parent: Server, child: Server, *, namespace: str) -> Mount:
     if child.middleware:
         raise ValueError(f"server {child.name!r} has server-wide middleware, which a mount does "
                          "not carry yet; give it to its components (middleware=[...])")
-    made = Mount(parent, child, namespace)
+    made = Mount(parent, child, namespace, Transform.of(rename, hide, describe, tags, visible))
     for kind, names, table in (("tool", child.tools, parent.tools),
                                ("prompt", child.prompts, parent.prompts)):
         for name in names:
+            if name in made.transform.hide:
+                continue
             full = made.name(name)
             if len(full) > _MAX_NAME:
                 raise ValueError(f"{kind} {full!r} is longer than {_MAX_NAME} characters")
@@ -173,6 +222,12 @@ def mount(parent: Server, child: Server, *, namespace: str) -> Mount:
         if uri in parent.resources or uri in parent.templates:
             raise ValueError(f"resource {uri!r} is served by both {parent.name!r} and "
                              f"{child.name!r} (mounted resources keep their URIs)")
+    for new in made.transform.rename.values():
+        if not _NAMESPACE_FREE.fullmatch(new):
+            raise ValueError(f"rename= gives {new!r}, which is not a tool name "
+                             "(A-Z a-z 0-9 _ - ., 1 to 128 characters)")
+    if visible is not None and Visibility.name not in parent.extensions:
+        parent.extension(Visibility(lambda: list(_mounts(parent).values())))
     mounts[namespace] = made
     for what in ("tools", "prompts", "resources"):
         made.sync(what)
@@ -193,7 +248,7 @@ async def _complete_routed(parent: Server, own: Any, ref: Any, argument: Any,
         name = str(ref.get("name", ""))
         for made in _mounts(parent).values():
             if name in made._prompts:
-                target, ref = made.child, {**ref, "name": name[len(made.name("")):]}
+                target, ref = made.child, {**ref, "name": made.origin.get(name, name)}
                 break
     elif isinstance(ref, dict) and ref.get("type") == "ref/resource":
         uri = ref.get("uri")

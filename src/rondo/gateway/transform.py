@@ -1,0 +1,165 @@
+"""What a mount brings in, and as what: rename, hide, re-describe, filter by tags, and show a
+component only to some principals (`mount(..., rename=, hide=, describe=, tags=, visible=)`).
+
+Names are rewritten once, in the parent's tables, so every surface that carries one agrees:
+`tools/list` and `tools/call`, `prompts/list` and `prompts/get`, `Mcp-Name` (the HTTP
+transport checks it against the new name), completion refs (routed back to the child under its
+own name). Resource URIs are never renamed (gateway/mount.py says why); they can be hidden,
+re-described, filtered by tags and shown per principal.
+
+Tags: `@tags("public")` on a handler (above or below its `@server.tool`), or, for a proxied
+upstream's component, the `tags` FastMCP puts in `_meta._fastmcp`.
+
+Per-principal visibility: `visible(principal, kind, name)` (kind "tool", "prompt" or
+"resource"; name the child's own; principal the request's verified `rondo.auth.Principal`, or
+None) leaves a component out of that caller's lists and answers its calls as if it did not
+exist (-32602 "Unknown tool: ...", "Unknown prompt: ...", "Resource not found"). Lists filtered this way are marked `cacheScope: private`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..auth.principal import Principal
+from ..server.method import Handler, Method, Wrap
+from ..wire.errors import McpError, resource_not_found
+
+if TYPE_CHECKING:
+    from ..core.core import Core
+    from ..server.request import Request
+    from ..server.server import Server
+    from .mount import Mount
+
+Visible = Callable[[Principal | None, str, str], bool]
+F = TypeVar("F", bound=Callable[..., Any])
+_TAGS_ATTR = "__rondo_tags__"
+_UNKNOWN = {"tool": "Unknown tool", "prompt": "Unknown prompt"}
+
+
+def tags(*names: str) -> Callable[[F], F]:
+    """Tag a tool, prompt or resource handler, for mounts that filter by tags."""
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError("tags(...) takes one or more non-empty strings")
+
+    def mark(fn: F) -> F:
+        setattr(fn, _TAGS_ATTR, frozenset(getattr(fn, _TAGS_ATTR, ())) | frozenset(names))
+        return fn
+
+    return mark
+
+
+def tags_of(component: Any) -> frozenset[str]:
+    """A component's tags: its handler's `@tags`, else FastMCP's `_meta._fastmcp.tags`."""
+    found = getattr(getattr(component, "fn", None), _TAGS_ATTR, None)
+    if found is not None:
+        return frozenset(found)
+    meta = getattr(component, "wire", {}).get("_meta")
+    theirs = meta.get("_fastmcp") if isinstance(meta, Mapping) else None
+    listed = theirs.get("tags") if isinstance(theirs, Mapping) else None
+    return frozenset(t for t in listed if isinstance(t, str)) if isinstance(listed, list) \
+        else frozenset()
+
+
+@dataclass(frozen=True)
+class Transform:
+    """A mount's transforms, checked when mounting (`mount(...)` builds it from its keywords)."""
+
+    rename: Mapping[str, str] = field(default_factory=dict)
+    hide: frozenset[str] = frozenset()
+    describe: Mapping[str, str] = field(default_factory=dict)
+    tags: frozenset[str] | None = None
+    visible: Visible | None = None
+
+    @classmethod
+    def of(cls, rename: Mapping[str, str] | None, hide: Collection[str] | None,
+           describe: Mapping[str, str] | None, tags: Collection[str] | None,
+           visible: Visible | None) -> Transform:
+        for what, table in (("rename", rename), ("describe", describe)):
+            if table is not None and (not isinstance(table, Mapping) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in table.items())):
+                raise TypeError(f"{what}= maps names to strings")
+        for what, names in (("hide", hide), ("tags", tags)):
+            if names is not None and (isinstance(names, str) or not all(
+                    isinstance(n, str) for n in names)):
+                raise TypeError(f"{what}= is a collection of strings")
+        if rename and len(set(rename.values())) != len(rename):
+            raise ValueError("rename= gives two components the same name")
+        if visible is not None and not callable(visible):
+            raise TypeError("visible= is a callable (principal, kind, name) -> bool")
+        return cls(dict(rename or {}), frozenset(hide or ()), dict(describe or {}),
+                   None if tags is None else frozenset(tags), visible)
+
+    def admits(self, name: str, component: Any) -> bool:
+        """Whether a child's component (by its own name or URI) is brought in at all."""
+        if name in self.hide:
+            return False
+        return self.tags is None or bool(self.tags & tags_of(component))
+
+    def wire(self, wire: dict[str, Any], name: str) -> dict[str, Any]:
+        """The component's wire entry with its description replaced, if asked."""
+        described = self.describe.get(name)
+        return wire if described is None else {**wire, "description": described}
+
+    def guard(self, kind: str, name: str, shown_as: str) -> tuple[Any, ...]:
+        """Component middleware refusing callers `visible` does not show it to."""
+        visible = self.visible
+        if visible is None:
+            return ()
+        label = f"{_UNKNOWN.get(kind)}: {shown_as}"
+
+        async def only_for_the_visible(request: Any, call_next: Any) -> Any:
+            if not visible(_principal(request.auth), kind, name):
+                # as the core answers for what does not exist, so existence does not leak
+                raise resource_not_found(shown_as) if kind == "resource" else McpError(
+                    -32602, label)
+            return await call_next(request)
+
+        return (only_for_the_visible,)
+
+
+def _principal(auth: Any) -> Principal | None:
+    return auth if isinstance(auth, Principal) else None
+
+
+class Visibility:
+    """The parent's list filter for mounts with `visible=`: an extension that advertises
+    nothing and wraps the four list methods. Installed on a parent once, by its first such
+    mount; a parent without one pays nothing."""
+
+    name = "dev.rondo/gateway-visibility"
+
+    def __init__(self, mounts: Callable[[], Collection[Mount]]) -> None:
+        self._mounts = mounts
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None:
+        return None
+
+    def methods(self) -> Collection[Method]:
+        return ()
+
+    def wraps(self) -> list[Wrap]:
+        return [Wrap("tools/list", self._list("tools", "tool")),
+                Wrap("prompts/list", self._list("prompts", "prompt")),
+                Wrap("resources/list", self._list("resources", "resource")),
+                Wrap("resources/templates/list", self._list("resourceTemplates", "resource"))]
+
+    def _list(self, key: str, kind: str) -> Any:
+        async def filtered(core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+            result = await call_next(core, req)
+            principal = _principal(req.auth)
+            hidden: set[str] = set()
+            for made in self._mounts():
+                hidden |= made.hidden_from(principal, kind)
+            if not hidden:
+                return result
+            field_ = "uriTemplate" if key == "resourceTemplates" else (
+                "uri" if kind == "resource" else "name")
+            result[key] = [item for item in result.get(key, [])
+                           if item.get(field_) not in hidden]
+            if "cacheScope" in result:
+                result["cacheScope"] = "private"
+            return result
+
+        return filtered

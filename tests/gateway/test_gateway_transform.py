@@ -1,0 +1,205 @@
+"""Mount transforms: rename, hide, re-describe, filter by tags, per-principal visibility, on a
+mounted rondo.Server and on a mounted proxy of an upstream on loopback HTTP; every surface that
+carries a name agrees (lists, calls, Mcp-Name over HTTP, completion refs, input rounds)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import rondo
+from rondo import elicit
+from rondo.client import Client
+from rondo.gateway import from_mcp_json, mount, tags
+from rondo.testing import principal
+from tests.helpers.gateway_upstream import served
+
+ERAS = ["2025-11-25", "2026-07-28"]
+CITY = elicit.form("Which city?", {"type": "object", "properties": {"city": {"type": "string"}},
+                                   "required": ["city"]})
+
+
+def oslo(request: Any) -> Any:
+    return {"action": "accept", "content": {"city": "Oslo"}}
+
+
+def child_server() -> rondo.Server:
+    child = rondo.Server("weather")
+
+    @child.tool
+    @tags("public")
+    def forecast(ctx: rondo.Context) -> str:
+        """Asks which city."""
+        return f"sunny in {ctx.ask('city', CITY).content['city']}"
+
+    @tags("public")
+    @child.tool
+    def alerts() -> str:
+        """Alerts."""
+        return "none"
+
+    @child.tool
+    def debug() -> str:
+        """Internal."""
+        return "internals"
+
+    @child.tool
+    @tags("admin")
+    def purge() -> str:
+        """Admins only."""
+        return "purged"
+
+    @child.prompt
+    @tags("public")
+    def report(city: str) -> str:
+        """A report."""
+        return f"report for {city}"
+
+    @child.resource("weather://today", mime_type="text/plain")
+    @tags("public")
+    def today() -> str:
+        """Today."""
+        return "sunny"
+
+    @child.resource("weather://secret", mime_type="text/plain")
+    def secret() -> str:
+        """Not tagged."""
+        return "hidden"
+
+    @child.completion
+    def complete(ref: dict[str, Any], argument: dict[str, Any], context: Any) -> list[str]:
+        return [f"{ref.get('name')}:{argument.get('value')}"]
+
+    return child
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_rename_hide_describe_and_tags_on_a_mounted_server(protocol: str) -> None:
+    parent = rondo.Server("app")
+    mount(parent, child_server(), namespace="w", rename={"forecast": "outlook"},
+          hide={"alerts"}, describe={"outlook": "ignored: describe takes the child's name",
+                                     "forecast": "Three days ahead.",
+                                     "weather://today": "Today, in brief."},
+          tags={"public"})
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol, on_elicit=oslo) as client:
+            tools = {t.name: t.description for t in await client.list_tools()}
+            # forecast renamed and re-described; alerts hidden; debug and purge lack the tag.
+            assert tools == {"w_outlook": "Three days ahead."}
+            assert (await client.call_tool("w_outlook")).text == "sunny in Oslo"  # a round
+            for gone in ("w_forecast", "w_alerts", "w_debug", "w_purge"):
+                with pytest.raises(rondo.McpError, match=f"Unknown tool: {gone}"):
+                    await client.call_tool(gone)
+            assert [p.name for p in await client.list_prompts()] == ["w_report"]
+            resources = {r.uri: r.description for r in await client.list_resources()}
+            assert resources == {"weather://today": "Today, in brief."}
+            done = await client.complete({"type": "ref/prompt", "name": "w_report"}, "city", "Os")
+            assert done.values == ["report:Os"]  # the child hears its own prompt name
+
+    asyncio.run(go())
+
+
+def test_a_renamed_tool_over_http_carries_its_new_name_in_mcp_name() -> None:
+    parent = rondo.Server("app")
+    mount(parent, child_server(), namespace="w", rename={"forecast": "outlook"})
+    seen: list[str] = []
+    app = parent.asgi()
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.extend(v.decode() for k, v in scope["headers"] if k == b"mcp-name")
+        await app(scope, receive, send)
+
+    with served(recording) as (url, _):
+
+        async def go() -> None:
+            async with Client(url, on_elicit=oslo) as client:
+                assert (await client.call_tool("w_outlook")).text == "sunny in Oslo"
+
+        asyncio.run(go())
+    assert seen and set(seen) == {"w_outlook"}  # both rounds named it the new way
+
+
+def test_refused_transforms() -> None:
+    parent = rondo.Server("app")
+    with pytest.raises(ValueError, match="rename= gives two components the same name"):
+        mount(parent, child_server(), namespace="a", rename={"forecast": "x", "alerts": "x"})
+    with pytest.raises(ValueError, match="rename= gives 'bad name', which is not a tool name"):
+        mount(parent, child_server(), namespace="b", rename={"forecast": "bad name"})
+    with pytest.raises(TypeError, match="hide= is a collection of strings"):
+        mount(parent, child_server(), namespace="c", hide="debug")
+    with pytest.raises(TypeError, match="visible= is a callable"):
+        mount(parent, child_server(), namespace="d", visible=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_visibility_per_principal(protocol: str) -> None:
+    parent = rondo.Server("app")
+
+    def visible(who: Any, kind: str, name: str) -> bool:
+        admin_only = {("tool", "purge"), ("resource", "weather://secret")}
+        return (kind, name) not in admin_only or (who is not None and "admin" in who.scopes)
+
+    mount(parent, child_server(), namespace="w", visible=visible)
+    admin = principal("ada", scopes=["admin"])
+    user = principal("bob")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol, auth=admin) as client:
+            assert "w_purge" in [t.name for t in await client.list_tools()]
+            assert (await client.call_tool("w_purge")).text == "purged"
+            assert "weather://secret" in [r.uri for r in await client.list_resources()]
+            assert (await client.read_resource("weather://secret")).text == "hidden"
+        for who in (user, None):
+            async with Client(parent, protocol=protocol, auth=who) as client:
+                names = [t.name for t in await client.list_tools()]
+                assert "w_purge" not in names and "w_debug" in names
+                with pytest.raises(rondo.McpError, match="^Unknown tool: w_purge$") as caught:
+                    await client.call_tool("w_purge")
+                assert caught.value.code == -32602
+                assert "weather://secret" not in [r.uri for r in await client.list_resources()]
+                with pytest.raises(rondo.McpError, match="^Resource not found$") as caught:
+                    await client.read_resource("weather://secret")
+                # as the core answers a URI it does not serve, in each era
+                assert caught.value.code == (-32002 if protocol == "2025-11-25" else -32602)
+                assert caught.value.data == {"uri": "weather://secret"}
+
+    asyncio.run(go())
+
+
+def test_transforms_on_a_proxied_upstream_from_an_mcp_json() -> None:
+    up = rondo.Server("math")
+
+    @up.tool(meta={"_fastmcp": {"tags": ["math"]}})  # as a FastMCP upstream tags its tools
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @up.tool(meta={"_fastmcp": {"tags": ["math"]}})
+    def sub(a: int, b: int) -> int:
+        """Subtract."""
+        return a - b
+
+    @up.tool
+    def shutdown() -> str:
+        """Untagged: kept out."""
+        return "down"
+
+    with served(up.asgi()) as (url, _):
+        front = from_mcp_json({"mcpServers": {"m": {"url": url}}}, transforms={
+            "m": {"rename": {"add": "plus"}, "hide": ["sub"], "tags": ["math"],
+                  "describe": {"add": "Adds, upstream."}}})
+
+        async def go() -> None:
+            async with front.started(), Client(front) as client:
+                tools = {t.name: t.description for t in await client.list_tools()}
+                assert tools == {"m_plus": "Adds, upstream."}
+                # The relay still calls the upstream's own name.
+                assert (await client.call_tool("m_plus", {"a": 2, "b": 5})).text == "7"
+
+        asyncio.run(go())
+    with pytest.raises(rondo.client.ConfigError, match="transforms= names 'x'"):
+        from_mcp_json({"mcpServers": {"m": {"url": "http://h"}}}, transforms={"x": {}})
