@@ -149,8 +149,10 @@ def test_an_extension_adds_methods_capability_and_a_client_result_type() -> None
             # The client declares the extension it was given...
             assert client.handlers.capabilities()["extensions"] == {"example.com/countdown": {}}
             # ...and hands an unknown result type to it instead of refusing it.
-            return await client._finish("tools/call", {"name": "count"},
-                                        {"resultType": "countdown", "left": 3}, 0, False, None)
+            from rondo.client.rounds import finish
+
+            return await finish(client, "tools/call", {"name": "count"},
+                                {"resultType": "countdown", "left": 3}, 0, False, None)
 
     final = asyncio.run(go())
     assert final.text == "lift-off" and ext.polls == 3

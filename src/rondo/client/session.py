@@ -12,16 +12,18 @@ as is). See docs/client.md.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from rondo.client.cache import ResultCache
 from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
+from rondo.client.extension import ClientExtension as ClientExtension  # the old import paths
+from rondo.client.extension import ProgressCallback as ProgressCallback
+from rondo.client.extension import ResultHandler as ResultHandler
 from rondo.client.handlers import ElicitHandler, Handlers, RootsHandler, SampleHandler
-from rondo.client.legacy import answer_server_request
+from rondo.client.incoming import on_incoming
 from rondo.client.limits import DEFAULT_MAX_INPUT_REQUESTS, positive
 from rondo.client.loop import (
     COMPLETE,
@@ -29,11 +31,12 @@ from rondo.client.loop import (
     INPUT_REQUIRED,
     Unanswerable,
     drive,
-    read_interim,
     result_type,
     retry_params,
 )
 from rondo.client.negotiate import check_legacy_version, choose_era, mutual_modern, supported_from
+from rondo.client.paging import list_all
+from rondo.client.rounds import finish
 from rondo.client.subscription import Subscription
 from rondo.client.transports import Json, Transport, make_transport
 from rondo.client.types import (
@@ -50,7 +53,7 @@ from rondo.client.types import (
     Tool,
     convert,
 )
-from rondo.wire.errors import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_VERSION, McpError
+from rondo.wire.errors import HEADER_MISMATCH, UNSUPPORTED_VERSION, McpError
 from rondo.wire.headers import Binding, InvalidToolHeaders, header_bindings, param_headers
 from rondo.wire.meta import (
     CLIENT_CAPABILITIES,
@@ -62,7 +65,6 @@ from rondo.wire.meta import (
     MODERN_VERSIONS,
     PROGRESS_TOKEN,
     PROTOCOL_VERSION,
-    SUBSCRIPTION_ID,
     declare,
 )
 
@@ -77,30 +79,6 @@ _T = TypeVar("_T")
 for _method, _field in (("tools/call", "name"), ("prompts/get", "name"), ("resources/read", "uri")):
     declare(_method, _field, may_ask=True)
 MRTR_METHODS = INPUT_METHODS
-_RESULT_TYPES: dict[str, type[Any]] = {"tools/call": CallToolResult, "prompts/get": GetPromptResult,
-                 "resources/read": ReadResourceResult}
-_LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
-                 "notifications/prompts/list_changed": "prompts/list",
-                 "notifications/resources/list_changed": "resources/list"}
-_MAX_PAGES = 10_000
-ProgressCallback = Callable[[float, float | None, str | None], Any]
-# An extension's handling of a result type of its own: `async (client, method, params, result)`
-# returns the final result dict of the call (e.g. by polling a task until it ends).
-ResultHandler = Callable[["Client", str, Json, Json], Awaitable[Json]]
-
-
-class ClientExtension(Protocol):
-    """What a client-side protocol extension brings: `name` (declared under
-    `capabilities.extensions[name]` with `capability`), and `result_types`, the `resultType`
-    values it handles and how."""
-
-    name: str
-    capability: Mapping[str, Any]
-    result_types: Mapping[str, ResultHandler]
-    # Optional, looked up by name: `on_call_tool(client, name, params)` -> a `CallToolResult`
-    # when it answered the call itself (a 2025-11-25 task), or None to let it go as usual.
-
-
 def _version() -> str:
     from rondo import __version__
 
@@ -425,35 +403,11 @@ class Client:
     # -- notifications and server requests -------------------------------------------------------
 
     async def _on_incoming(self, message: Json) -> Json | None:
-        if message.get("id") is not None:
-            return await answer_server_request(self.handlers, message)
-        method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
-        if method == "notifications/progress" and isinstance(params.get("progressToken"), str | int):
-            extend = self._extend.get(params["progressToken"])
-            if extend is not None:
-                extend()
-            callback = self._progress.get(params["progressToken"])
-            if callback is not None:
-                await _maybe_await(callback(params.get("progress", 0), params.get("total"), params.get("message")))
-        if method in _LIST_CHANGED:
-            self.cache.invalidate(_LIST_CHANGED[method])
-            if method == "notifications/tools/list_changed":
-                self._tools_listed = False
-        elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
-            self.cache.invalidate("resources/read", params["uri"])
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        sub = self._subscriptions.get((meta or {}).get(SUBSCRIPTION_ID))
-        if sub is not None:
-            sub._deliver(message)
-        elif method == "notifications/cancelled":
-            sub = self._subscriptions.get(params.get("requestId"))
-            if sub is not None:
-                sub._finish()
-        if self.on_notification is not None:
-            await _maybe_await(self.on_notification(message))
-        return None
+        return await on_incoming(self, message)  # client/incoming.py
+
+    def forget_tool_headers(self) -> None:
+        """The tool list changed: learn each tool's `Mcp-Param` headers again before a call."""
+        self._tools_listed = False
 
     # -- discovery and lists -------------------------------------------------------------------
 
@@ -467,7 +421,7 @@ class Client:
     async def list_tools(self, *, refresh: bool = False) -> list[Tool]:
         """Every tool (all pages). On HTTP, tools whose `x-mcp-header` annotations break the
         rules are left out (and logged), as the spec requires."""
-        tools = [convert(t, Tool, "tool") for t in await self._list_all("tools/list", "tools", refresh)]
+        tools = [convert(t, Tool, "tool") for t in await list_all(self, "tools/list", "tools", refresh)]
         kept: list[Tool] = []
         self._tool_headers.clear()
         self._bad_tools.clear()
@@ -486,48 +440,16 @@ class Client:
         return kept
 
     async def list_resources(self, *, refresh: bool = False) -> list[Resource]:
-        items = await self._list_all("resources/list", "resources", refresh)
+        items = await list_all(self, "resources/list", "resources", refresh)
         return [convert(r, Resource, "resource") for r in items]
 
     async def list_resource_templates(self, *, refresh: bool = False) -> list[ResourceTemplate]:
-        items = await self._list_all("resources/templates/list", "resourceTemplates", refresh)
+        items = await list_all(self, "resources/templates/list", "resourceTemplates", refresh)
         return [convert(r, ResourceTemplate, "resource template") for r in items]
 
     async def list_prompts(self, *, refresh: bool = False) -> list[Prompt]:
-        items = await self._list_all("prompts/list", "prompts", refresh)
+        items = await list_all(self, "prompts/list", "prompts", refresh)
         return [convert(p, Prompt, "prompt") for p in items]
-
-    async def _list_all(self, method: str, field: str, refresh: bool) -> list[Json]:
-        items: list[Json] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        restarted = False
-        while True:
-            result = None if refresh else self.cache.get(method, cursor)
-            if result is None:
-                try:
-                    result = await self._rpc(method, {} if cursor is None else {"cursor": cursor})
-                except McpError as exc:
-                    # A cursor the server no longer honours: drop every cached page, start over.
-                    if exc.code == INVALID_PARAMS and cursor is not None and not restarted:
-                        restarted = True
-                        self.cache.invalidate(method)
-                        items, cursor, seen = [], None, set()
-                        continue
-                    raise
-                self.cache.put(method, cursor, result)
-            page = result.get(field)
-            if not isinstance(page, list) or not all(isinstance(i, dict) for i in page):
-                raise ProtocolError(f"{method} result has no {field} array")
-            items.extend(page)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-            if not isinstance(cursor, str):
-                raise ProtocolError(f"{method} nextCursor must be a string")
-            if cursor in seen or len(seen) >= _MAX_PAGES:
-                raise ProtocolError(f"{method} pagination does not end (cursor {cursor!r} repeats)")
-            seen.add(cursor)
 
     # -- the three input_required methods ------------------------------------------------------
 
@@ -660,7 +582,7 @@ class Client:
                 raise InputRequiredError("unanswerable", str(exc), last_result=None, rounds=pending.rounds) from None
         send = self._sender(pending.method, on_progress, headers)
         result = await send(retry_params(pending.params, responses, pending.request_state))
-        return await self._finish(pending.method, pending.params, result, pending.rounds + 1, manual, send)
+        return await finish(self, pending.method, pending.params, result, pending.rounds + 1, manual, send)
 
     def _sender(self, method: str, on_progress: ProgressCallback | None, headers: Mapping[str, str] | None) -> Any:
         async def send(params: Json) -> Json:
@@ -675,29 +597,7 @@ class Client:
         result = await send(params)
         if result_type(result) == COMPLETE and method == "resources/read":
             self.cache.put(method, params["uri"], result)  # first-round answers only
-        return await self._finish(method, params, result, 0, manual, send)
-
-    async def _finish(self, method: str, params: Json, result: Json, rounds: int, manual: bool, send: Any) -> Any:
-        result = await self._extended(method, params, result)
-        if manual:
-            if result_type(result) != INPUT_REQUIRED:
-                return convert(result, _RESULT_TYPES[method], f"{method} result")
-            try:
-                requests, state = read_interim(result)
-            except ValueError as exc:
-                raise InputRequiredError("malformed", f"server sent a malformed input_required result: {exc}",
-                                         last_result=result, rounds=rounds) from None
-            return PendingCall(method=method, params=params, input_requests=requests,
-                               request_state=state, rounds=rounds)
-        final = await drive(send, params, answer=self.handlers.answer_all, max_rounds=self.max_rounds,
-                            max_input_requests=self.max_input_requests, deadline=self.deadline, result=result, rounds=rounds)
-        final = await self._extended(method, params, final)
-        return convert(final, _RESULT_TYPES[method], f"{method} result")
-
-    async def _extended(self, method: str, params: Json, result: Json) -> Json:
-        """A result type an extension handles (e.g. a task) is taken to its end by it."""
-        handle = self.result_types.get(result_type(result))
-        return result if handle is None else await handle(self, method, params, result)
+        return await finish(self, method, params, result, 0, manual, send)
 
     async def _param_headers(self, name: str, arguments: Any) -> dict[str, str]:
         if not self._carries_headers or self.era != "modern":
@@ -746,9 +646,3 @@ def _mcp_error(error: Any) -> McpError:
     if not isinstance(error, dict) or not isinstance(error.get("code"), int):
         raise ProtocolError(f"server sent a malformed JSON-RPC error: {error!r}")
     return McpError(error["code"], str(error.get("message", "")), error.get("data"))
-
-
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
