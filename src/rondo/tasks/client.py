@@ -26,6 +26,7 @@ from ..wire.errors import McpError
 from ..wire.meta import declare
 
 if TYPE_CHECKING:
+    from ..client import handle
     from ..client.session import Client, ResultHandler
     from ..client.types import CallToolResult
 
@@ -158,6 +159,12 @@ class TaskHandle:
         with contextlib.suppress(Exception, asyncio.CancelledError):
             async with asyncio.timeout(CANCEL_TIMEOUT):
                 await asyncio.shield(self.cancel())
+
+
+if TYPE_CHECKING:
+    def _shaped(task: TaskHandle) -> handle.TaskHandle:
+        """mypy holds that this handle is what `client.task()` says it returns."""
+        return task
 
 
 def _outcome(task: Json) -> Json:
