@@ -67,7 +67,7 @@ async def main(auth_server: AuthServer) -> None:
                             verifier=JwtVerifier(auth_server.issuer, RESOURCE))
     world = World()
     facade_token = (await world.sign_in())["access_token"]
-    facade_rs = world.facade.resource_server()
+    facade_rs = world.facade.resource_server(clock=time.time)  # the default clock, as in production
     facade_app = serve(facade_rs)
     jwt_app = serve(jwt_rs)
     assert b'"text":"3"' in await call(jwt_app, third_party)
