@@ -104,6 +104,19 @@ setup_openapi_peers() {
   fi
 }
 
+setup_mcp_sdk_peer() {
+  # The official Python SDK, pinned, in a venv of its own (never rondo's): an old-style
+  # 2024-11-05 HTTP+SSE server for tests/gateway/test_gateway_sse.py. Same venv and pin as
+  # interop/run.sh, which also uses it.
+  local venv=.cache/interop-mcp-venv pin=2.3.0
+  if ! "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("mcp") != sys.argv[1])' "$pin" 2>/dev/null; then
+    say "installing mcp==$pin into $venv"
+    rm -rf "$venv"
+    "$(command -v python3.11 || command -v python3)" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "mcp==$pin"
+  fi
+}
+
 setup_browser_peer() {
   # The pinned playwright-core that drives Debian's Chromium through `rondo dev`'s page
   # (tests/cli/test_cli_dev_browser.py); it downloads no browser of its own.
@@ -188,6 +201,7 @@ if (( ! python_only )); then
   setup_oidcserver
   setup_interop_node
   setup_openapi_peers
+  setup_mcp_sdk_peer
   setup_redis
   setup_nginx
   setup_tmux

@@ -105,8 +105,6 @@ def test_an_upstream_that_comes_up_later_is_served_without_a_restart() -> None:
 @pytest.mark.parametrize("document, message", [
     ({"mcpServers": {}}, "names no enabled server"),
     ({"mcpServers": {"my_server": {"command": "x"}}}, "server 'my_server': a gateway serves"),
-    ({"mcpServers": {"old": {"type": "sse", "url": "http://h/sse"}}},
-     "server 'old': the 2024-11-05 SSE transport is not supported"),
     ({"mcpServers": {"a": {"url": "http://h", "headers": {"A": "${NOT_SET_HERE}"}}}},
      "NOT_SET_HERE"),
 ])

@@ -50,7 +50,10 @@ class ClientGroup(Mapping[str, Client]):
         if entry.timeout is not None:
             options["timeout"] = entry.timeout
         if entry.kind == "sse":
-            raise ClientError("the 2024-11-05 SSE transport is not supported")
+            from rondo.client.transports.legacy_sse import SseTransport
+
+            assert entry.url is not None
+            return Client(SseTransport(entry.url, headers=dict(entry.headers)), **options)
         if entry.kind == "stdio":
             return Client(entry.target, env=dict(entry.env), cwd=entry.cwd, **options)
         return Client(entry.target, headers=dict(entry.headers) or None, **options)

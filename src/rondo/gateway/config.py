@@ -5,7 +5,7 @@ are `<name>_<tool>` and its resources keep their URIs (gateway/mount.py). The up
 connected when the gateway starts, each on its own: one that cannot be reached is logged and
 tried again under the restart backoff while the others serve (`must_connect=False`); a stdio
 upstream that exits is started again. A configuration that cannot be served (a bad entry, a
-name that is not a namespace, `${VAR}` unset, an SSE entry) fails here, before anything starts.
+name that is not a namespace, `${VAR}` unset) fails here, before anything starts.
 """
 
 from __future__ import annotations
@@ -51,9 +51,6 @@ def from_mcp_json(
                 f"server {entry.name!r}: a gateway serves each server under its name as a "
                 f"namespace, which must match [A-Za-z0-9][A-Za-z0-9.-]* (at most 64 "
                 f"characters, no '{SEPARATOR}'); rename it in the mcp.json")
-        if entry.kind == "sse":
-            raise ConfigError(f"server {entry.name!r}: the 2024-11-05 SSE transport is not "
-                              "supported as an upstream yet")
     unknown = sorted(set(transforms or {}) - set(entries))
     if unknown:
         raise ConfigError(f"transforms= names {unknown[0]!r}, which is not an enabled server "

@@ -113,11 +113,17 @@ class Upstream:
         self.bridge: Bridge | None = None  # a 2025-11-25 upstream's questions as input rounds
         self.restart = Restart()  # how a stdio upstream that exits is started again
         self.max_rounds = MAX_ROUNDS  # input rounds one relayed request may take
+        self.sse = False  # a URL of the 2024-11-05 HTTP+SSE transport (an mcp.json "sse" entry)
         self.max_response = MAX_RESPONSE  # bytes of one upstream HTTP answer (or SSE event)
 
     def make_client(self) -> Client:
         target: Any = self.target
-        if isinstance(self.target, str):  # a URL: one origin, many requests, a lean pool
+        if isinstance(self.target, str) and self.sse:  # a 2024-11-05 HTTP+SSE server
+            from ..client.transports.legacy_sse import SseTransport
+
+            target = SseTransport(self.target, headers=self.headers or None, auth=self.auth,
+                                  max_event=self.max_response)
+        elif isinstance(self.target, str):  # a URL: one origin, many requests, a lean pool
             from ..client.transports.http import HttpTransport
             from ..client.transports.http11 import Http11Pool
 
@@ -313,10 +319,9 @@ def proxy(
         raise ValueError("a proxy seals the upstream's request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
     label: str | None = None
+    sse = False
     if isinstance(upstream, ServerEntry):
-        if upstream.kind == "sse":
-            raise ValueError(f"server {upstream.name!r}: the 2024-11-05 SSE transport is not "
-                             "supported as an upstream")
+        sse = upstream.kind == "sse"
         headers = {**upstream.headers, **(headers or {})}
         env = {**upstream.env, **(env or {})}
         cwd = cwd if cwd is not None else upstream.cwd
@@ -330,6 +335,7 @@ def proxy(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{option} must be a positive integer")
     link.max_rounds, link.max_response = max_rounds, max_response
+    link.sse = sse
     if bridge is not None:
         from .bridge.relay import Bridge, bridge_mode
 
