@@ -234,3 +234,35 @@ def test_any_consent_post_or_callback_is_a_page_never_a_crash(form: dict[str, st
         assert callback.status_code == 400 and "location" not in callback.headers
 
     asyncio.run(go())
+
+
+@pytest.mark.slow
+def test_a_store_that_is_away_is_a_503_in_bounded_time() -> None:
+    """Redis down (a port nothing listens on): registration and token requests answer 503
+    `temporarily_unavailable`, a tool call with a facade token 503, each within the timeout."""
+    import socket
+    import time
+
+    import jwt
+
+    from rondo.auth.facade import RedisStore
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    w = World(store=RedisStore(f"redis://127.0.0.1:{port}/0", timeout=0.5))
+    token = jwt.encode({"iss": "https://mcp.example.com", "aud": "https://mcp.example.com/mcp", "sub": "a",
+                        "gid": "g" * 32, "iat": int(time.time()), "exp": int(time.time()) + 60},
+                       w.facade.keys.signing_key, algorithm="ES256", headers={"kid": w.facade.keys.kid})
+
+    async def go() -> None:
+        started = time.monotonic()
+        reg = await w.http.post("/register", json={"redirect_uris": ["https://a.example.com/cb"]})
+        assert reg.status_code == 503 and reg.json()["error"] == "temporarily_unavailable"
+        tok = await w.token({"grant_type": "refresh_token", "refresh_token": "r" * 43, "client_id": "c" * 32})
+        assert tok.status_code == 503
+        call = await w.call("whoami", token)
+        assert call.status_code == 503
+        assert time.monotonic() - started < 10
+
+    asyncio.run(go())

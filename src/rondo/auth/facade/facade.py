@@ -922,9 +922,19 @@ class FacadeVerifier:
         grant_id = claims["gid"]
         if not isinstance(grant_id, str) or not _OPAQUE.fullmatch(grant_id):
             raise InvalidToken("The access token is invalid", reason="bad gid")
-        if await facade.store.get("revoked:" + grant_id) is not None:
+        try:
+            revoked = await facade.store.get("revoked:" + grant_id)
+            raw_grant = await facade.store.get("grant:" + grant_id)
+        except Exception as exc:  # the store is away (Redis down): 503, not a crash
+            from ..errors import VerifierUnavailable
+
+            if not isinstance(exc, OSError | ConnectionError | TimeoutError) and \
+                    type(exc).__module__.split(".")[0] != "redis":
+                raise
+            raise VerifierUnavailable(f"the facade's store failed ({type(exc).__name__})") from None
+        if revoked is not None:
             raise InvalidToken("The access token has been revoked", reason="family revoked")
-        grant = rec.decode(await facade.store.get("grant:" + grant_id), rec.Grant)
+        grant = rec.decode(raw_grant, rec.Grant)
         if grant is None:
             raise InvalidToken("The access token's sign-in has ended", reason="no grant")
         return Principal.from_claims({**claims, "upstream": grant.identity})
