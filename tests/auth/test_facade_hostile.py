@@ -266,3 +266,44 @@ def test_a_store_that_is_away_is_a_503_in_bounded_time() -> None:
         assert time.monotonic() - started < 10
 
     asyncio.run(go())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(ops=st.lists(st.one_of(st.tuples(st.just("refresh"), st.integers(0, 12)),
+                              st.tuples(st.just("advance"), st.integers(0, 40))), max_size=14))
+def test_refresh_rotation_follows_its_model(ops: list[tuple[str, int]]) -> None:
+    """Any sequence of refreshes (of any token the family has had) and clock moves against a
+    model: an unrotated token rotates; a rotated one within `grace` (30 s) answers its same
+    successor; after it, the whole family is revoked and every later refresh is refused."""
+    w = World()
+
+    async def go() -> None:
+        tokens = await w.sign_in()
+        family = [tokens["refresh_token"]]
+        rotated: dict[int, tuple[float, int]] = {}  # token index -> (when, successor index)
+        revoked = False
+        for op, arg in ops:
+            if op == "advance":
+                w.clock.now += arg
+                continue
+            i = arg % len(family)
+            answer = await w.refresh(tokens, family[i])
+            now = w.clock.now
+            if revoked:
+                expected = None
+            elif i not in rotated:
+                expected = "new"
+            elif now - rotated[i][0] <= 30:
+                expected = family[rotated[i][1]]
+            else:
+                expected, revoked = None, True
+            if expected is None:
+                assert answer.status_code == 400 and answer.json()["error"] == "invalid_grant"
+            elif expected == "new":
+                assert answer.status_code == 200
+                family.append(answer.json()["refresh_token"])
+                rotated[i] = (now, len(family) - 1)
+            else:
+                assert answer.status_code == 200 and answer.json()["refresh_token"] == expected
+
+    asyncio.run(go())
