@@ -255,36 +255,11 @@ def test_official_typescript_client_signs_in_through_the_facade(world: dict[str,
     """interop/ts_facade_check.mjs: the official TypeScript client 2.4.0 and its OAuth provider
     (discovery, registration, PKCE, token, a tool reading the provider identity, MRTR, refresh
     with rotation, refused after revocation); this test plays the browser."""
-    from tests.helpers.facade_browser import approve
+    from tests.helpers.facade_browser import TS_STEPS, run_ts_check
 
-    assert (ROOT / "interop" / "node_modules" / "@modelcontextprotocol" / "client").is_dir(), \
-        "the interop peers are not installed: bash scripts/setup.sh"
-    node = NODE_BIN / "node"
-    proc = subprocess.Popen([str(node) if node.exists() else "node", "ts_facade_check.mjs", world["url"]],
-                            cwd=ROOT / "interop", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    output: list[str] = []
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        with httpx.Client(timeout=15) as http:
-            for line in proc.stdout:
-                output.append(line)
-                if line.startswith("AUTHORIZE "):
-                    back = approve(http, line.split(" ", 1)[1].strip(), "http://127.0.0.1:9/callback")
-                    proc.stdin.write(f"CALLBACK {back}\n")
-                    proc.stdin.flush()
-        proc.wait(60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    text = "".join(output)
-    assert proc.returncode == 0, text
-    assert [line for line in output if line.startswith("ok - ")] == [
-        "ok - sign-in through the facade: 401 -> PRM -> AS metadata -> DCR -> consent -> provider -> token\n",
-        "ok - a tool reads the provider identity\n",
-        "ok - MRTR round\n",
-        "ok - refresh on 401 with rotation\n",
-        "ok - refused after revocation (the refresh answers invalid_grant)\n"], text
+    code, output = run_ts_check(world["url"])
+    assert code == 0, "".join(output)
+    assert [line for line in output if line.startswith("ok - ")] == TS_STEPS, "".join(output)
 
 
 def test_the_inspector_cli_signs_in_through_the_facade(world: dict[str, Any], tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """The authorization facade as a fleet: 3 `rondo run` workers behind nginx sharing a real
 redis-server (`RedisStore`) or one directory (`FileStore`), with node `oidc-provider` upstream. A sign-in's steps land on
 different workers; 50 concurrent refreshes of one refresh token all succeed with one successor;
-a reuse after the grace window revokes the family on every worker. And a fleet worker on a
-memory store refuses to start."""
+a reuse after the grace window revokes the family on every worker; the official TypeScript
+client signs in, calls, refreshes and is refused after revocation through the fleet. And a
+fleet worker on a memory store refuses to start."""
 
 from __future__ import annotations
 
@@ -123,6 +124,11 @@ def test_facade_fleet_behind_nginx(backend: str, tmp_path: Path) -> None:
                 assert newest.status_code == 400 and newest.json()["error"] == "invalid_grant"
                 refused = {httpx.post(issuer + "/mcp", json=call, headers=headers).status_code for _ in range(6)}
                 assert refused == {401}
+                if backend == "redis":  # the official TypeScript client through the fleet
+                    from tests.helpers.facade_browser import TS_STEPS, run_ts_check
+
+                    code, output = run_ts_check(issuer + "/mcp")
+                    assert code == 0 and [x for x in output if x.startswith("ok - ")] == TS_STEPS, "".join(output)
         finally:
             for w in workers:
                 fleet_parts.stop(w.proc)
