@@ -190,3 +190,44 @@ def test_any_chunking_reassembles_the_body(pieces: list[bytes]) -> None:
         assert (await client.post(url, content=b"1")).content == b"".join(pieces)
 
     run(script, go)
+
+
+def test_post_without_httpx_client_reuses_the_connection_and_sends_the_headers_given() -> None:
+    seen: list[bytes] = []
+
+    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                seen.append(await read_request(reader))
+            except asyncio.IncompleteReadError:
+                break
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+        writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(on_connection, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        pool = Http11Pool()
+        try:
+            for n in range(2):
+                response = await pool.post(f"http://127.0.0.1:{port}/mcp?x=1",
+                                           {"Mcp-Method": "tools/call"}, b'{"n": %d}' % n)
+                assert response.status_code == 200 and await response.aread() == b"ok"
+                await response.aclose()
+            for bad, message in (({"X-Evil": "a\r\nInjected: 1"}, "CR or LF"),
+                                 ({"X-Evil": "a\nb"}, "CR or LF"),
+                                 ({"X-Evil: 1\r\nX": "b"}, "not a token"),
+                                 ({"X-Name": "caf\u00e9 \u2603"}, "not latin-1")):
+                with pytest.raises(httpx.LocalProtocolError, match=message):
+                    await pool.post(f"http://127.0.0.1:{port}/mcp", bad, b"{}")
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())
+    assert len(seen) == 2
+    first = seen[0].split(b"\r\n")
+    assert first[0] == b"POST /mcp?x=1 HTTP/1.1"
+    assert b"Mcp-Method: tools/call" in first and b"Content-Length: 8" in first
+    assert seen[1].endswith(b'{"n": 1}')

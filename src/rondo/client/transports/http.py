@@ -30,6 +30,7 @@ from rondo.client.limits import (
     positive,
 )
 from rondo.client.transports import Incoming, Json, is_response, is_server_request
+from rondo.client.transports.http11 import Http11Pool
 from rondo.client.transports.sse import SseParser, bounded_lines, events
 from rondo.wire.era import sent_legacy
 from rondo.wire.headers import encode_value
@@ -67,6 +68,9 @@ class HttpTransport:
         # Under the client this transport makes (None: httpx's own; `http11.Http11Pool` for a
         # link that sends many requests to one origin, as a proxy's upstream link does).
         self._http_transport = http_transport
+        # With that pool and no auth flow, a POST goes to the pool itself (`Http11Pool.post`),
+        # without httpx's client models around it; anything else goes through httpx.
+        self._lean = http_transport if isinstance(http_transport, Http11Pool) and auth is None else None
         self.headers = dict(headers or {})
         self.legacy_version: str | None = None
         self.session_id: str | None = None
@@ -96,9 +100,14 @@ class HttpTransport:
             async with contextlib.AsyncExitStack() as stack:
                 body, sent = msgspec.json.encode(message), self._headers(message, headers)
                 for _ in range(_MAX_REDIRECTS + 1):
-                    response = await stack.enter_async_context(
-                        client.stream("POST", self.url, content=body, headers=sent)
-                    )
+                    lean = self._lean
+                    if lean is not None:
+                        response = await lean.post(self.url, sent, body, connect_timeout=self._timeout.connect)
+                        stack.push_async_callback(response.aclose)
+                    else:
+                        response = await stack.enter_async_context(
+                            client.stream("POST", self.url, content=body, headers=sent)
+                        )
                     if not self._redirected(response):
                         break
                     await response.aclose()
@@ -120,6 +129,9 @@ class HttpTransport:
     async def _answer_or_orphan(self, reading: Any, rid: Any) -> Json:
         """The answer read from this request's own response, or, on the 2025-11-25 wire, one
         that arrives on the standalone GET stream instead (servers may route it there)."""
+        if self.legacy_version is None and self.session_id is None:
+            direct: Json = await reading  # 2026-07-28: no GET stream, the answer comes on this one
+            return direct
         future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
         reader = asyncio.ensure_future(reading)

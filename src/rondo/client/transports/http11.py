@@ -10,18 +10,24 @@ streamed to httpx (so SSE answers stream as before). A reused connection that th
 closed before answering anything is retried once on a fresh one. Plain `http` and `https`
 (verified with the system's default context); nothing else: no HTTP/2, no proxies (the
 `HttpTransport` in front of it refuses redirects anyway).
+
+`Http11Pool.post` skips httpx's client as well (no URL parsing, header merging, cookie jar or
+auth flow per request): `HttpTransport` sends its POSTs there when it was given this pool and
+no `auth=`, and reads the answer from the `httpx.Response` it returns as from any other.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
 
 _MAX_HEAD = 64 * 1024
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP field name (RFC 9110 token)
 _CHUNK = 64 * 1024
 Origin = tuple[str, str, int]
 
@@ -49,6 +55,7 @@ class Http11Pool(httpx.AsyncBaseTransport):
         self.max_idle = max_idle
         self._idle: dict[Origin, list[_Conn]] = {}
         self._ssl: ssl.SSLContext | None = None
+        self._targets: dict[str, tuple[Origin, bytes]] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -60,13 +67,49 @@ class Http11Pool(httpx.AsyncBaseTransport):
         for name, value in request.headers.raw:
             head += name + b": " + value + b"\r\n"
         head += b"\r\n"
-        message = bytes(head) + body
         timeouts = request.extensions.get("timeout") or {}
+        return await self._exchange(origin, bytes(head) + body, timeouts.get("connect"), request)
+
+    async def post(self, url: str, headers: Mapping[str, str], body: bytes, *,
+                   connect_timeout: float | None = None) -> httpx.Response:
+        """A POST without httpx's client around it: no cookie jar, no auth flow, redirects not
+        followed (the caller sees them), headers sent as given (plus Host, Content-Length and
+        User-Agent). The response's body streams from the connection; close it to give the
+        connection back. Header names and values must be latin-1 without CR or LF."""
+        target = self._targets.get(url)
+        if target is None:
+            parsed = httpx.URL(url)
+            if parsed.scheme not in ("http", "https"):
+                raise httpx.UnsupportedProtocol(f"unsupported scheme {parsed.scheme!r}")
+            origin = (parsed.scheme, parsed.host,
+                      parsed.port or (443 if parsed.scheme == "https" else 80))
+            host = parsed.netloc
+            target = self._targets[url] = (origin, b"POST " + parsed.raw_path + b" HTTP/1.1\r\n"
+                                           b"Host: " + host + b"\r\nUser-Agent: rondo\r\n")
+            if len(self._targets) > 64:  # a bounded memo of the URLs this pool posts to
+                self._targets.pop(next(iter(self._targets)))
+        origin, start = target
+        parts = []
+        for name, value in headers.items():
+            if "\r" in value or "\n" in value or not _TOKEN.fullmatch(name):
+                raise httpx.LocalProtocolError(f"header {name[:40]!r} holds CR or LF, or its "
+                                               "name is not a token")
+            try:
+                parts.append(b"%s: %s\r\n" % (name.encode("ascii"), value.encode("latin-1")))
+            except UnicodeEncodeError:
+                raise httpx.LocalProtocolError(f"header {name!r} is not latin-1") from None
+        lines = b"".join(parts)
+        message = b"%sContent-Length: %d\r\n%s\r\n%s" % (start, len(body), lines, body)
+        return await self._exchange(origin, message, connect_timeout, None)
+
+    async def _exchange(self, origin: Origin, message: bytes, connect_timeout: float | None,
+                        request: httpx.Request | None) -> httpx.Response:
+        """Send one request (all its bytes) and read the head of its answer."""
         for attempt in (0, 1):
             conn = self._take(origin) if attempt == 0 else None
             reused = conn is not None
             if conn is None:
-                conn = await self._open(origin, timeouts.get("connect"), request)
+                conn = await self._open(origin, connect_timeout, request)
             try:
                 conn.writer.write(message)
                 await conn.writer.drain()
@@ -87,7 +130,8 @@ class Http11Pool(httpx.AsyncBaseTransport):
                                   extensions={"http_version": b"HTTP/1.1"})
         raise AssertionError("unreachable")
 
-    async def _open(self, origin: Origin, timeout: float | None, request: httpx.Request) -> _Conn:
+    async def _open(self, origin: Origin, timeout: float | None,
+                    request: httpx.Request | None) -> _Conn:
         scheme, host, port = origin
         context: ssl.SSLContext | None = None
         if scheme == "https":
@@ -154,7 +198,8 @@ class _Body(httpx.AsyncByteStream):
     """One response's body, framed as its headers say; the connection goes back to the pool
     once the body was read to its end (and the server did not ask to close it)."""
 
-    def __init__(self, pool: Http11Pool, origin: Origin, conn: _Conn, request: httpx.Request,
+    def __init__(self, pool: Http11Pool, origin: Origin, conn: _Conn,
+                 request: httpx.Request | None,
                  status: int, headers: list[tuple[bytes, bytes]], version: bytes) -> None:
         self.pool, self.origin, self.conn, self.request = pool, origin, conn, request
         lower = {name.lower(): value for name, value in headers}
@@ -162,7 +207,7 @@ class _Body(httpx.AsyncByteStream):
                          and b"close" not in lower.get(b"connection", b"").lower())
         self.length: int | None = None
         self.chunked = False
-        if request.method == "HEAD" or status in (204, 304):
+        if (request is not None and request.method == "HEAD") or status in (204, 304):
             self.length = 0
         elif b"chunked" in lower.get(b"transfer-encoding", b"").lower():
             self.chunked = True
