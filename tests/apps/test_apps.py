@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 import rondo
 from rondo.apps import EXTENSION, LEGACY_RESOURCE_URI, MIME_TYPE, Apps, AppsError, Csp, page
 from rondo.apps.client import AppsClient, read_view, tool_view
+from tests.helpers.components import binary, missing
 from tests.helpers.helpers_core import Client as Raw
 from tests.helpers.wire_schema import validate
 
@@ -507,7 +507,6 @@ def test_the_client_names_unknown_views_and_tools() -> None:
 
 # -- the authoring helper -----------------------------------------------------------------------
 
-NODE = shutil.which("node")
 WIRING_SCRIPT = """
 view.onInput((args) => record("input", args));
 view.onPartialInput((args) => record("partial", args));
@@ -531,11 +530,11 @@ view.onResult((result) => {
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="needs node")
 def test_the_built_in_wiring_speaks_the_extensions_protocol(tmp_path: Path) -> None:
     page_file = tmp_path / "page.html"
     page_file.write_text(page(title="Orders", body="<div id='t'></div>", script=WIRING_SCRIPT))
-    run = subprocess.run([NODE, str(Path(__file__).with_name("wiring_host.mjs")), str(page_file)],
+    run = subprocess.run([binary("node", "nodejs"), str(Path(__file__).with_name("wiring_host.mjs")),
+                          str(page_file)],
                          capture_output=True, text=True, timeout=60, check=True)
     seen = json.loads(run.stdout)
     posted = seen["posted"]
@@ -624,25 +623,31 @@ def test_page_refuses_what_would_break_out_of_the_page(options: dict[str, Any],
 
 EXT_SCHEMA = (Path(__file__).resolve().parents[2] / "interop" / "node_modules" / "@modelcontextprotocol"
               / "ext-apps" / "dist" / "src" / "generated" / "schema.json")
-needs_schema = pytest.mark.skipif(not EXT_SCHEMA.is_file(), reason="interop/node_modules not set up")
+
+
+def ext_schema() -> dict[str, Any]:
+    """The extension's schema.json, or a failure naming the set-up that installs it."""
+    if not EXT_SCHEMA.is_file():
+        missing("interop/node_modules/@modelcontextprotocol/ext-apps", "cd interop && npm ci")
+    document: dict[str, Any] = json.loads(EXT_SCHEMA.read_text())
+    return document
 
 
 def ext_valid(definition: str, value: Any) -> None:
     from jsonschema import Draft202012Validator
 
-    document = json.loads(EXT_SCHEMA.read_text())
-    schema = {**document, "$ref": f"#/$defs/{definition}"}
+    schema = {**ext_schema(), "$ref": f"#/$defs/{definition}"}
     errors = [e.message for e in Draft202012Validator(schema).iter_errors(value)]
     assert errors == [], f"{definition}: {errors}"
 
 
-@needs_schema
 def test_the_metadata_rondo_sends_is_valid_for_the_extensions_schema() -> None:
     server, _ = serve()
     raw = Raw(server, caps=UI_CAPS)
-    for tool in raw.result("tools/list")["tools"]:
-        if "_meta" in tool:
-            ext_valid("McpUiToolMeta", tool["_meta"]["ui"])
+    linked = [tool["_meta"]["ui"] for tool in raw.result("tools/list")["tools"] if "_meta" in tool]
+    assert linked, "serve() links at least one tool to a view"
+    for meta in linked:
+        ext_valid("McpUiToolMeta", meta)
     [listed] = raw.result("resources/list")["resources"]
     ext_valid("McpUiResourceMeta", listed["_meta"]["ui"])
     [item] = raw.result("resources/read", {"uri": "ui://orders/table"})["contents"]
@@ -650,12 +655,11 @@ def test_the_metadata_rondo_sends_is_valid_for_the_extensions_schema() -> None:
     ext_valid("McpUiClientCapabilities", AppsClient().capability)
 
 
-@needs_schema
-@pytest.mark.skipif(NODE is None, reason="needs node")
 def test_what_the_built_in_wiring_sends_is_valid_for_the_extensions_schema(tmp_path: Path) -> None:
     page_file = tmp_path / "page.html"
     page_file.write_text(page(script=WIRING_SCRIPT))
-    run = subprocess.run([NODE, str(Path(__file__).with_name("wiring_host.mjs")), str(page_file)],
+    run = subprocess.run([binary("node", "nodejs"), str(Path(__file__).with_name("wiring_host.mjs")),
+                          str(page_file)],
                          capture_output=True, text=True, timeout=60, check=True)
     posted = json.loads(run.stdout)["posted"]
     kinds = {"ui/initialize": "McpUiInitializeRequest",

@@ -7,17 +7,17 @@ is not run (rondo's tests do not install Vite: see the page's limits)."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.components import binary
+
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```js\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 HEADER = re.compile(r"^// file: (\S+)\n")
 BLOCKS = BLOCK.findall((ROOT / "docs" / "apps.md").read_text())
-NODE = shutil.which("node")
 
 
 def test_the_page_has_its_javascript_blocks() -> None:
@@ -30,10 +30,8 @@ def test_each_javascript_block_is_its_file_and_parses(block: str, tmp_path: Path
     assert header is not None, "a ```js block must start with // file: <path>"
     path = ROOT / header.group(1)
     assert path.read_text() == block
-    if NODE is None:
-        pytest.skip("needs node")
     module = tmp_path / "block.mjs"
     module.write_text(block)
-    checked = subprocess.run([NODE, "--check", str(module)], capture_output=True, text=True,
+    checked = subprocess.run([binary("node", "nodejs"), "--check", str(module)], capture_output=True, text=True,
                              timeout=60)
     assert checked.returncode == 0, checked.stderr

@@ -10,9 +10,10 @@ import httpx
 import pytest
 
 from rondo.auth.facade.cimd import public, ttl_of
+from tests.helpers.components import module
 from tests.helpers.facade_world import World, s256
 
-pytest.importorskip("cryptography")
+module("cryptography", "auth")
 URL = "https://app.example.com/oauth/client.json"
 
 

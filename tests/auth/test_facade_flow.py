@@ -13,9 +13,10 @@ import jwt
 import pytest
 
 from rondo.auth.facade import FileStore
+from tests.helpers.components import module
 from tests.helpers.facade_world import ISSUER, RESOURCE, UPSTREAM_SECRET, World
 
-pytest.importorskip("cryptography")
+module("cryptography", "auth")
 
 
 def run(coro):  # type: ignore[no-untyped-def]

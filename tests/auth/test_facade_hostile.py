@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rondo.auth.facade import FileStore, MemoryStore
+from tests.helpers.components import module
 from tests.helpers.facade_world import World
 
-pytest.importorskip("cryptography")
+module("cryptography", "auth")
 
 _WORLD: World | None = None
 _TOKENS: dict = {}
