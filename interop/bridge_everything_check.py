@@ -25,7 +25,16 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from gateway_peers_check import EVERYTHING, MCP_PY, NODE, RONDO, free_port, process
+from gateway_peers_check import (
+    EVERYTHING,
+    MCP_PY,
+    NODE,
+    RONDO,
+    Mcpdo,
+    free_port,
+    process,
+    text_of,
+)
 
 ERAS = {"modern": "2026-07-28", "legacy": "2025-11-25"}
 ROOTS = [{"uri": "file:///work/project", "name": "project"}]
@@ -98,6 +107,40 @@ async def walk(mode: str, url: str, era: str, upstream_era: str) -> list[str]:
     return done
 
 
+def mcpdo_walk(url: str, era: str) -> list[str]:
+    """The Inspector CLI's walk (mcpdo 2.12.0, a private daemon): roots set, then the form
+    elicitation answered with `elicitation/respond` and the roots listed. mcpdo answers no
+    sampling, so `trigger-sampling-request` is not walked by it."""
+    import json
+    import shutil
+
+    home = Path(tempfile.mkdtemp(prefix=f"rondo-bridge-mcpdo-{era}-"))
+    cli: Mcpdo | None = None
+    try:
+        config = home / "servers.json"
+        config.write_text(json.dumps({"mcpServers": {"ev": {"type": "streamable-http",
+                                                            "url": url}}}))
+        cli = Mcpdo(home)
+        out = cli.run("--config", str(config), "connect", "ev", "--era", era)
+        assert out.get("protocolEra") == era, out
+        cli.run("@ev", "roots/set", "--roots-json", json.dumps(ROOTS))
+        out = cli.run("@ev", "tools/call", "trigger-elicitation-request")
+        ask = out.get("elicitationPending")
+        assert ask and ask["mode"] == "form", f"expected a parked question, got {out}"
+        got = text_of(cli.run("elicitation/respond", ask["elicitationId"],
+                              "name:=Ada Lovelace", "check:=true", "integer:=7"))
+        assert "- Name: Ada Lovelace" in got and "- Favorite Integer: 7" in got, got
+        got = text_of(cli.run("@ev", "tools/call", "get-roots-list"))
+        assert "file:///work/project" in got, got
+        return ["trigger-elicitation-request completed (parked, answered with "
+                "elicitation/respond: Name: Ada Lovelace)",
+                "get-roots-list completed (the roots set with roots/set listed)"]
+    finally:
+        if cli is not None:
+            cli.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def ts_walk(url: str, era: str) -> list[str]:
     """The official TypeScript client's walk (interop/bridge_everything_ts.mjs)."""
     return sub_walk([NODE, str(Path(__file__).with_name("bridge_everything_ts.mjs")), "--era",
@@ -148,13 +191,15 @@ def main() -> int:
                     "--bridge", mode]
             with process(argv, url, f"proxy-{mode}", logs):
                 for era in ("modern", "legacy"):
-                    for who in ("rondo.Client", "typescript", "python"):
+                    for who in ("rondo.Client", "typescript", "python", "mcpdo"):
                         label = f"[bridge {mode}, upstream {era_up}, client {who} {era}]"
                         try:
                             if who == "typescript":
                                 lines = ts_walk(url, era)
                             elif who == "python":
                                 lines = py_walk(url, era)
+                            elif who == "mcpdo":
+                                lines = mcpdo_walk(url, era)
                             else:
                                 lines = asyncio.run(walk(mode, url, era, era_up))
                             for line in lines:
