@@ -21,6 +21,7 @@ SECRET = "the-facades-secret-at-the-provider"
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 EC_KEY = ec.generate_private_key(ec.SECP256R1())
+NONCE = "the-nonce-the-facade-sent-with-this-sign-in"
 
 
 def jwk(key: Any, kid: str) -> dict[str, Any]:
@@ -59,15 +60,15 @@ def id_token(upstream: Upstream, *, key: Any = RSA_KEY, kid: str = "k1", alg: st
              headers: dict[str, Any] | None = None, **claims: Any) -> str:
     now = int(time.time())
     payload = {"iss": upstream.issuer, "aud": upstream.client_id, "sub": "user-1", "iat": now,
-               "exp": now + 300, **claims}
+               "exp": now + 300, "nonce": NONCE, **claims}
     payload = {k: v for k, v in payload.items() if v is not None}
     return jwt.encode(payload, key, algorithm=alg, headers={"kid": kid, **(headers or {})})
 
 
 def read(upstream: Upstream, http: FakeHttp, token: str | None,
-         access: str = "upstream-access") -> Identity:
+         access: str = "upstream-access", nonce: str | None = NONCE) -> Identity:
     assert upstream.identity is not None
-    tokens = UpstreamTokens(access_token=access, id_token=token)
+    tokens = UpstreamTokens(access_token=access, id_token=token, nonce=nonce)
     return asyncio.run(upstream.identity(http, tokens, upstream))
 
 
@@ -273,6 +274,26 @@ def test_an_id_token_with_wrong_claims_is_refused(claims: dict[str, Any], messag
     _refused(id_token(KEYCLOAK, **claims), message)
 
 
+@pytest.mark.parametrize(("nonce", "sent", "message"), [
+    (None, NONCE, "nonce is missing or not this sign-in's"),            # no nonce claim
+    ("another-sign-ins-nonce", NONCE, "nonce is missing or not this sign-in's"),
+    (NONCE + "x", NONCE, "nonce is missing or not this sign-in's"),     # a prefix is not equal
+    (NONCE, None, "sign-in sent no nonce"),                             # nothing to compare with
+    (["the-nonce"], NONCE, "nonce is missing or not this sign-in's"),   # not a string
+])
+def test_an_id_token_without_this_sign_ins_nonce_is_refused(nonce: Any, sent: str | None,
+                                                           message: str) -> None:
+    docs = provider_docs(KEYCLOAK, [jwk(RSA_KEY, "k1")], {"sub": "user-1"})
+    with pytest.raises(UpstreamError, match=message):
+        read(KEYCLOAK, FakeHttp(docs), id_token(KEYCLOAK, nonce=nonce), nonce=sent)
+
+
+def test_an_id_token_with_this_sign_ins_nonce_is_accepted() -> None:
+    docs = provider_docs(KEYCLOAK, [jwk(RSA_KEY, "k1")], {"sub": "user-1"})
+    who = read(KEYCLOAK, FakeHttp(docs), id_token(KEYCLOAK, nonce="n-42"), nonce="n-42")
+    assert who.subject == "user-1" and who.claims["nonce"] == "n-42"
+
+
 def test_an_id_token_for_several_audiences_is_accepted_when_azp_is_us() -> None:
     docs = provider_docs(KEYCLOAK, [jwk(RSA_KEY, "k1")], {"sub": "user-1"})
     who = read(KEYCLOAK, FakeHttp(docs), id_token(KEYCLOAK, aud=["mcp", "other"], azp="mcp"))
@@ -314,7 +335,8 @@ def test_keys_are_cached_and_a_rotated_kid_refetches_at_most_every_ten_seconds()
     jwks_uri = up.issuer + "/jwks" if up.issuer else ""
 
     def run(token: str) -> Identity:
-        return asyncio.run(reader(http, UpstreamTokens(access_token="a", id_token=token), up))
+        return asyncio.run(reader(http, UpstreamTokens(access_token="a", id_token=token,
+                                                       nonce=NONCE), up))
 
     run(id_token(up))
     run(id_token(up))

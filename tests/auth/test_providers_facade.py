@@ -112,8 +112,9 @@ class FakeOpenId(Fake):
         return None
 
     def answer(self, params: dict[str, str]) -> dict[str, Any]:
+        nonce = {"nonce": params["nonce"]} if "nonce" in params else {}  # echoed, as OpenID says
         return {"access_token": "at-" + os.urandom(6).hex(), "token_type": "Bearer",
-                "expires_in": 3600, "id_token": self.id_token(self.issuer, **self.user)}
+                "expires_in": 3600, "id_token": self.id_token(self.issuer, **nonce, **self.user)}
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         url = str(request.url)
@@ -327,3 +328,41 @@ def test_a_provider_refusing_the_client_ends_the_sign_in_without_leaking(make: A
     refused = run(PresetWorld(up, fake).refused())
     assert refused["error"] == ["temporarily_unavailable"]
     assert "wrong" not in caplog.text and CLIENT_SECRET not in caplog.text
+
+
+class FakeGoogleReplaying(FakeGoogle):
+    """Answers with an ID token minted for an earlier sign-in (its nonce, or none at all)."""
+
+    stale: str | None = "an-earlier-sign-ins-nonce"
+
+    def answer(self, params: dict[str, str]) -> dict[str, Any]:
+        out = super().answer(params)
+        claims = {**self.user, **({"nonce": self.stale} if self.stale is not None else {})}
+        out["id_token"] = self.id_token(self.issuer, **claims)
+        return out
+
+
+def test_the_facade_sends_a_fresh_nonce_and_refuses_an_id_token_from_another_sign_in(
+        caplog: pytest.LogCaptureFixture) -> None:
+    up = providers.google(client_id="1.apps.googleusercontent.com", client_secret=CLIENT_SECRET)
+    fake = FakeGoogle(up)
+    fake.user = {"sub": "1077"}
+    world = PresetWorld(up, fake)
+    run(world.who())
+    first = parse_qs(urlsplit(world.authorize_url).query)["nonce"][0]
+    run(world.who())
+    second = parse_qs(urlsplit(world.authorize_url).query)["nonce"][0]
+    assert len(first) >= 32 and first != second  # one per sign-in, not per facade
+    for stale in ("an-earlier-sign-ins-nonce", None):
+        replaying = FakeGoogleReplaying(up)
+        replaying.user, replaying.stale = {"sub": "1077"}, stale
+        refused = run(PresetWorld(up, replaying).refused())
+        assert refused["error"] == ["temporarily_unavailable"]
+    assert caplog.text.count("nonce is missing or not this sign-in's") == 2
+
+
+def test_github_asks_for_no_openid_nonce() -> None:
+    up = providers.github(client_id="Iv1.abc", client_secret=CLIENT_SECRET)
+    world = PresetWorld(up, FakeGitHub(up))
+    run(world.who())
+    assert "nonce" not in parse_qs(urlsplit(world.authorize_url).query)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import hashlib
 import html
 import logging
@@ -491,9 +492,10 @@ class Facade:
             return
         state = random_token(32)
         verifier = random_token(48)
+        nonce = random_token(24) if "openid" in up.scopes else None
         flow = rec.Flow(client_id=pending.client_id, redirect_uri=pending.redirect_uri,
                         challenge=pending.challenge, resource=pending.resource, scope=pending.scope,
-                        state=pending.state, upstream_verifier=verifier)
+                        state=pending.state, upstream_verifier=verifier, nonce=nonce)
         await self.store.put("flow:" + state, rec.encode(flow), self.flow_ttl)
         params: dict[str, str | None] = {
             "response_type": "code", "client_id": up.client_id, "redirect_uri": self.callback_url,
@@ -501,6 +503,8 @@ class Facade:
         if up.pkce:
             params["code_challenge"] = _s256(verifier)
             params["code_challenge_method"] = "S256"
+        if nonce is not None:
+            params["nonce"] = nonce
         assert up.authorize_url is not None
         await send_redirect(send, with_query(up.authorize_url, params), [
             cookie(self._cookie + "flow", self.keys.mac("flow|" + state), secure=self.secure,
@@ -552,6 +556,8 @@ class Facade:
             if up.pkce:
                 form["code_verifier"] = flow.upstream_verifier
             tokens = await self._upstream_http.token(form)
+            if flow.nonce is not None:
+                tokens = dataclasses.replace(tokens, nonce=flow.nonce)
             reader = up.identity or userinfo_identity
             identity = await reader(self._upstream_http, tokens, up)
             if not isinstance(identity, Identity) or not isinstance(identity.subject, str) or not identity.subject:

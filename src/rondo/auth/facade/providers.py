@@ -9,7 +9,7 @@ Each preset is a function that checks its settings (a `ValueError` at start-up, 
 and returns an `Upstream`: the endpoints, the scopes, how the secret is sent, and how the
 signed-in user is read. OpenID providers (`oidc`, `google`, `entra`, `auth0`, `keycloak`) read
 the user from the ID token, verified here (`oidc_identity`: signature against the provider's
-JWKS, `iss`, `aud`, `azp`, `exp`, `iat`), merged with `userinfo` where the provider's access
+JWKS, `iss`, `aud`, `azp`, `exp`, `iat`, `nonce`), merged with `userinfo` where the provider's access
 token may read it. GitHub is OAuth 2.0 only: its tokens are opaque, and the user comes from its
 REST API.
 
@@ -19,6 +19,7 @@ extra) is imported when an ID token is first checked.
 
 from __future__ import annotations
 
+import hmac
 import re
 import time
 import uuid
@@ -113,7 +114,8 @@ def oidc_identity(*, userinfo: bool = True, leeway: float = 60.0, jwks_ttl: floa
     verified (signature with the provider's published keys, asymmetric algorithms only; `iss`
     exactly the upstream's issuer; `aud` naming the client id, `azp` the client id when `aud`
     names others too; `exp` and `iat` with `leeway` seconds of skew; the key's type suits
-    the algorithm; no `jku`/`x5u`/`jwk`/`crit`). With `userinfo`, the
+    the algorithm; no `jku`/`x5u`/`jwk`/`crit`; `nonce` exactly the one the facade sent with
+    this sign-in, `UpstreamTokens.nonce`, so a replayed or injected ID token is refused). With `userinfo`, the
     userinfo document's claims are added (its `sub` must be the ID token's). The subject is the
     upstream's `subject_claim`. `check(claims)` returns a reason to refuse the user, or None."""
     keys = _Keys(ttl=jwks_ttl, min_refresh=10.0, clock=clock)
@@ -124,6 +126,11 @@ def oidc_identity(*, userinfo: bool = True, leeway: float = 60.0, jwks_ttl: floa
         if not tokens.id_token:
             raise UpstreamError("the provider sent no id_token (is `openid` among the scopes?)")
         claims = await _verified(http, tokens.id_token, upstream, keys, leeway)
+        if tokens.nonce is None:
+            raise UpstreamError("the sign-in sent no nonce to check the ID token against")
+        nonce = claims.get("nonce")
+        if not isinstance(nonce, str) or not hmac.compare_digest(nonce.encode(), tokens.nonce.encode()):
+            raise UpstreamError("the ID token's nonce is missing or not this sign-in's")
         if userinfo and upstream.userinfo_url is not None:
             headers = {**upstream.userinfo_headers, "authorization": f"Bearer {tokens.access_token}"}
             doc = await http.get_json(upstream.userinfo_url, headers=headers)

@@ -29,6 +29,7 @@ class Flow(msgspec.Struct):
     scope: str
     state: str | None
     upstream_verifier: str
+    nonce: str | None = None  # the OpenID nonce sent upstream (when `openid` is asked for)
 
 
 class Code(msgspec.Struct):

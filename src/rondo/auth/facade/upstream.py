@@ -39,6 +39,9 @@ class UpstreamTokens:
 
     `expires_at` is unix seconds, None when the provider did not say (GitHub's classic OAuth
     apps); `raw` is the whole token response, for a preset that needs a provider-specific field.
+    `nonce` is not from the provider: it is the OpenID `nonce` the facade sent with the sign-in
+    that produced these tokens (None on a refresh, or when no `openid` scope was asked for), for
+    the identity reader to compare with the ID token's.
     """
 
     access_token: str
@@ -48,6 +51,7 @@ class UpstreamTokens:
     id_token: str | None = None
     scope: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    nonce: str | None = None
 
     def __repr__(self) -> str:  # never show a token
         return (f"UpstreamTokens(token_type={self.token_type!r}, expires_at={self.expires_at!r}, "
@@ -99,6 +103,8 @@ class Upstream:
     - `subject_claim`: the userinfo member that names the user (`sub`; GitHub's is `id`).
     - `identity`: a custom reader instead of userinfo (see `IdentityReader`).
     - `pkce`: send PKCE S256 to the provider too (GitHub's OAuth apps ignore it; harmless).
+      When `openid` is among the scopes the facade also sends a fresh OpenID `nonce`, kept with
+      the pending sign-in (like `state`) and handed to the reader as `UpstreamTokens.nonce`.
     - `extra_authorize_params` / `extra_token_params`: provider quirks (Google's
       `access_type=offline`, Auth0's `audience`).
     - `token_headers` / `userinfo_headers`: extra request headers (GitHub answers its token
