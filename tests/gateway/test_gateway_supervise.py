@@ -105,3 +105,33 @@ def test_bad_restart_policies(options: dict[str, float], message: str) -> None:
 def test_backoff_doubles_up_to_its_most() -> None:
     policy = Restart(first=0.5, most=4.0)
     assert [policy.delay(n) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
+
+
+def test_in_a_gateway_a_dying_stdio_upstream_costs_the_others_nothing(tmp_path: Path) -> None:
+    from rondo.gateway import from_mcp_json
+    from tests.helpers.gateway_upstream import served, upstream_server
+
+    with served(upstream_server().asgi()) as (url, _):
+        front = from_mcp_json({"mcpServers": {
+            "mortal": {"command": sys.executable, "args": [str(MORTAL)], "timeout": 20},
+            "steady": {"url": url}}}, restart=Restart(first=0.5, most=1.0, attempts=3))
+
+        async def go() -> None:
+            async with front.started(), Client(front) as client:
+                first = int((await client.call_tool("mortal_pid")).text)
+                with pytest.raises(rondo.McpError, match="^upstream unavailable$"):
+                    await asyncio.wait_for(client.call_tool("mortal_die"), 10)
+                # While it restarts, the other upstream answers as before.
+                assert (await client.call_tool("steady_add", {"a": 1, "b": 2})).text == "3"
+                deadline = time.monotonic() + 20
+                while True:
+                    try:
+                        second = int((await client.call_tool("mortal_pid")).text)
+                        break
+                    except rondo.McpError as exc:
+                        assert exc.code == -32603
+                        assert time.monotonic() < deadline, "not started again"
+                        await asyncio.sleep(0.05)
+                assert second != first
+
+        asyncio.run(go())

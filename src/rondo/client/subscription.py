@@ -51,6 +51,8 @@ class Subscription:
             self._task.cancel()
             with contextlib.suppress(BaseException):  # ending the stream is the point
                 await self._task
+        elif self._task is not None and not self._task.cancelled():
+            self._task.exception()  # a stream that failed (its server gone) ended: seen
         self._finish()
 
     def _deliver(self, message: Json) -> None:
