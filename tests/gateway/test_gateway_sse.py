@@ -160,3 +160,56 @@ def test_the_docs_sse_entry_is_read_as_an_sse_upstream() -> None:
     entry = load_mcp_json(json.loads(blocks[0]))["legacy"]
     assert (entry.kind, entry.url, entry.timeout) == ("sse", "http://127.0.0.1:8001/sse", 10.0)
     assert rondo.proxy(entry).name == "rondo-proxy"  # accepted as an upstream
+
+
+def test_an_sse_upstream_that_goes_away_is_connected_again() -> None:
+    from rondo.gateway import Restart
+
+    port = free_port()
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([str(SDK_PYTHON), str(SERVER), str(port)],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        return proc
+
+    def stop(proc: subprocess.Popen[bytes]) -> None:
+        proc.kill()
+        proc.wait()
+
+    if not SDK_PYTHON.exists():
+        raise AssertionError(f"{SDK_PYTHON} is missing: `bash scripts/setup.sh` installs it")
+    first = start()
+    front = from_mcp_json({"mcpServers": {"old": {"type": "sse", "timeout": 5,
+                                                  "url": f"http://127.0.0.1:{port}/sse"}}},
+                          restart=Restart(first=0.2, most=0.5, attempts=100, steady=60))
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        async def go() -> None:
+            nonlocal second
+            async with front.started(), Client(front) as client:
+                deadline = time.monotonic() + 20
+                while not front.tools:  # the SDK may still be binding its port
+                    assert time.monotonic() < deadline, "never connected"
+                    await asyncio.sleep(0.05)
+                assert (await client.call_tool("old_add", {"a": 1, "b": 2})).text == "3"
+                stop(first)  # the stream ends: calls are unavailable, the keeper reconnects
+                with pytest.raises(rondo.McpError, match="^upstream unavailable"):
+                    await asyncio.wait_for(client.call_tool("old_add", {"a": 1, "b": 2}), 10)
+                second = await asyncio.to_thread(start)
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        done = await client.call_tool("old_add", {"a": 2, "b": 2})
+                        break
+                    except rondo.McpError as exc:
+                        assert exc.code == -32603
+                        assert time.monotonic() < deadline, "never connected again"
+                        await asyncio.sleep(0.1)
+                assert done.text == "4"
+
+        asyncio.run(go())
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                stop(proc)
