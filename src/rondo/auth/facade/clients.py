@@ -52,6 +52,11 @@ def check_redirect_uri(uri: Any) -> str:
     return uri
 
 
+def _strings(value: Any) -> bool:
+    """A JSON list of strings (a list holding lists or objects cannot go into a set)."""
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
 def check_registration(doc: Any) -> dict[str, Any]:
     """The client metadata of a registration request, validated; OAuthError otherwise."""
     if not isinstance(doc, dict):
@@ -66,13 +71,13 @@ def check_registration(doc: Any) -> dict[str, Any]:
         raise OAuthError("invalid_client_metadata",
                          f"token_endpoint_auth_method must be one of {', '.join(AUTH_METHODS)}")
     grants = doc.get("grant_types", ["authorization_code"])
-    if (not isinstance(grants, list) or not grants
+    if (not _strings(grants) or not grants
             or not set(grants) <= {"authorization_code", "refresh_token"}
             or "authorization_code" not in grants):
         raise OAuthError("invalid_client_metadata",
                          "grant_types may be authorization_code and refresh_token")
     responses = doc.get("response_types", ["code"])
-    if not isinstance(responses, list) or set(responses) != {"code"}:
+    if not _strings(responses) or set(responses) != {"code"}:
         raise OAuthError("invalid_client_metadata", "response_types must be [\"code\"]")
     name = doc.get("client_name")
     if name is not None and (not isinstance(name, str) or len(name) > 200
