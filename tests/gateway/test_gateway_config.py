@@ -206,3 +206,30 @@ def test_rondo_gateway_refuses_a_bad_file_before_starting(
     assert main(["gateway", str(path)]) == 2
     err = capsys.readouterr().err
     assert "server 'b': unknown key 'oops'" in err and "hunter2" not in err
+
+
+@pytest.mark.parametrize("mode", ["hold", "replay"])
+def test_a_gateway_bridges_its_legacy_upstreams(upstream: Any, mode: str) -> None:
+    url, _ = upstream
+    # The upstream spoken to as 2025-11-25: its ctx.ask is a mid-call elicitation/create,
+    # which the bridge serves to a 2026-07-28 client as an input round.
+    front = from_mcp_json({"mcpServers": {"old": {"url": url, "timeout": 10}}},
+                          upstream_protocol="2025-11-25", bridge=mode)
+
+    async def go() -> None:
+        async with front.started(), Client(front, protocol="2026-07-28", on_elicit=blue) as c:
+            assert (await c.call_tool("old_color")).text == "color=blue"
+
+    asyncio.run(go())
+
+
+def test_rondo_gateway_refuses_hold_across_workers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rondo.cli import main
+
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"a": {"url": "http://127.0.0.1:9/mcp"}}}')
+    assert main(["gateway", str(path), "--bridge", "hold", "--workers", "2"]) == 2
+    assert "--bridge hold keeps each held call" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="2"):
+        main(["gateway", str(path), "--bridge", "sometimes"])

@@ -1,4 +1,5 @@
-"""`rondo gateway MCP.JSON [--upstream-protocol V] [--name N] [rondo run's flags]`: every
+"""`rondo gateway MCP.JSON [--upstream-protocol V] [--bridge hold|replay [--hold-timeout S]
+[--max-held N] [--max-rounds N]] [--name N] [rondo run's flags]`: every
 server of an mcp.json behind one endpoint, each under its name as namespace (docs/gateway.md).
 
 The file is checked here first, so a configuration that cannot be served fails before anything
@@ -14,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from .proxy import _count, _seconds, _workers
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -25,6 +28,15 @@ def parser() -> argparse.ArgumentParser:
                    help="an mcp.json: mcpServers with command/args/env or url/headers")
     p.add_argument("--upstream-protocol", metavar="VERSION",
                    help="pin every upstream's protocol version (default: negotiated)")
+    p.add_argument("--bridge", choices=("hold", "replay"),
+                   help="serve every 2025-11-25 upstream's mid-call questions to 2026-07-28 "
+                        "clients as input rounds (as `rondo proxy --bridge`; default: refused)")
+    p.add_argument("--hold-timeout", type=_seconds("--hold-timeout", 86400), default=300.0,
+                   metavar="S", help="--bridge hold: seconds a held call waits (default 300)")
+    p.add_argument("--max-held", type=_count, default=1000, metavar="N",
+                   help="--bridge hold: calls held at once, per upstream (default 1000)")
+    p.add_argument("--max-rounds", type=_count, default=16, metavar="N",
+                   help="--bridge replay: input rounds one call may take (default 16)")
     p.add_argument("--name", default="rondo-gateway", help="the gateway's server name")
     return p
 
@@ -40,10 +52,17 @@ def gateway_command(argv: list[str]) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"rondo gateway: {exc}", file=sys.stderr)
         return 2
+    if args.bridge == "hold" and _workers(rest) > 1:
+        print("rondo gateway: --bridge hold keeps each held call in the process that began it, "
+              "and --workers N shares one address: use --bridge replay, or one worker",
+              file=sys.stderr)
+        return 2
     from ..gateway.proxy import PROXY_ENV
 
     os.environ[PROXY_ENV] = json.dumps({
-        "mcp_json": path, "name": args.name, "upstream_protocol": args.upstream_protocol})
+        "mcp_json": path, "name": args.name, "upstream_protocol": args.upstream_protocol,
+        "bridge": args.bridge and {"mode": args.bridge, "hold_timeout": args.hold_timeout,
+                                   "max_held": args.max_held, "max_rounds": args.max_rounds}})
     from ..fleet.run import run_command
 
     app = Path(__file__).resolve().parent.parent / "gateway" / "served.py"

@@ -32,7 +32,8 @@ if "mcp_json" in _config:  # `rondo gateway`: the file is read again here, in ea
     from rondo.gateway.config import from_mcp_json
 
     server = from_mcp_json(_config["mcp_json"], name=_config.get("name", "rondo-gateway"),
-                           upstream_protocol=_config.get("upstream_protocol"))
+                           upstream_protocol=_config.get("upstream_protocol"),
+                           bridge=_bridge(_config.get("bridge")))
 else:
     server = proxy(
         _config["upstream"],
