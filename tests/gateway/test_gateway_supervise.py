@@ -50,7 +50,7 @@ def test_a_dead_stdio_upstream_is_started_again(caplog: pytest.LogCaptureFixture
                     assert time.monotonic() < deadline, "the upstream was not started again"
                     await asyncio.sleep(0.05)
             assert second != first
-            assert sorted(t.name for t in await client.list_tools()) == ["die", "pid"]
+            assert sorted(t.name for t in await client.list_tools()) == ["babble", "die", "pid"]
 
     with caplog.at_level(logging.INFO, logger="rondo.gateway"):
         asyncio.run(go())
@@ -135,3 +135,28 @@ def test_in_a_gateway_a_dying_stdio_upstream_costs_the_others_nothing(tmp_path: 
                 assert second != first
 
         asyncio.run(go())
+
+
+def test_a_stdio_upstream_writing_garbage_is_cut_off_and_started_again() -> None:
+    front = rondo.proxy([sys.executable, str(MORTAL)], timeout=20.0,
+                        restart=Restart(first=0.2, most=0.5, attempts=3))
+
+    async def go() -> None:
+        async with front.started(), Client(front) as client:
+            first = int((await client.call_tool("pid")).text)
+            began = time.monotonic()
+            with pytest.raises(rondo.McpError, match="^upstream unavailable$"):
+                await asyncio.wait_for(client.call_tool("babble"), 10)
+            assert time.monotonic() - began < 5  # not the tool's 30 s, nor the 20 s timeout
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    second = int((await client.call_tool("pid")).text)
+                    break
+                except rondo.McpError as exc:
+                    assert exc.code == -32603
+                    assert time.monotonic() < deadline, "not started again"
+                    await asyncio.sleep(0.05)
+            assert second != first  # the untrusted process was replaced
+
+    asyncio.run(go())

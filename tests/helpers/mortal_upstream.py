@@ -1,5 +1,5 @@
 """A stdio upstream that can be told to die: `pid` says which process answers, `die` exits
-mid-call. Each start appends a line to $MORTAL_LOG (if set) and prints $MORTAL_KEY on stderr,
+mid-call, `babble` writes garbage on stdout. Each start appends a line to $MORTAL_LOG (if set) and prints $MORTAL_KEY on stderr,
 as a careless server might print its own secret."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import sys
 import rondo
 
 up = rondo.Server("mortal")
+_STDOUT_PIPE = os.fstat(1).st_ino  # the pipe the client reads, before rondo takes fd 1
 
 
 @up.tool
@@ -22,6 +23,23 @@ def pid() -> int:
 def die() -> str:
     """Exits the process before answering."""
     os._exit(3)
+
+
+@up.tool
+async def babble() -> str:
+    """Writes what is not JSON-RPC on stdout, then waits: the stream cannot be trusted."""
+    import asyncio
+
+    # rondo points fd 1 at stderr while serving; the protocol's pipe is a private copy of it.
+    for fd in range(3, 256):
+        try:
+            if os.fstat(fd).st_ino == _STDOUT_PIPE:
+                os.write(fd, b"this is not JSON-RPC\n")
+                break
+        except OSError:
+            continue
+    await asyncio.sleep(30)
+    return "never"
 
 
 if __name__ == "__main__":
