@@ -18,7 +18,7 @@ import pytest
 SRC = Path(__file__).resolve().parents[1].parent / "src"
 RANK = {"wire": 0, "kinds": 1, "state": 1, "mrtr": 2, "auth": 2, "server": 3, "userstate": 3,
         "core": 4, "legacy": 5, "skills": 5, "events": 5, "transport": 6, "client": 7, "fleet": 7, "openapi": 7,
-        "tasks": 8, "gateway": 8, "apps": 8}
+        "tasks": 8, "gateway": 8, "apps": 8, "cli": 9}
 SHORTCUTS = {("rondo.server.server", "rondo.transport.http"),
              ("rondo.server.server", "rondo.transport.stdio"),
              # `Server.core` builds the kernel that follows it (`Server.on_change`), lazily.
@@ -135,6 +135,13 @@ def test_the_checker_sees_type_checking_and_lazy_imports(tmp_path: Path) -> None
 @pytest.mark.parametrize("layer", sorted(RANK))
 def test_every_layer_exists(layer: str) -> None:
     assert (SRC / "rondo" / layer).is_dir()
+
+
+def test_every_package_has_a_rank() -> None:
+    # An unranked package is checked by nothing: a new one must be placed among the layers.
+    packages = {p.parent.name for p in (SRC / "rondo").glob("*/__init__.py")}
+    assert "wire" in packages and "apps" in packages  # the glob sees the tree
+    assert sorted(packages - set(RANK)) == []
 
 
 def unresolved(root: Path = SRC / "rondo") -> list[str]:
