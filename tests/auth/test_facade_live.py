@@ -6,7 +6,6 @@ tool reading the provider's identity, an MRTR round, refresh, and refusal after 
 from __future__ import annotations
 
 import asyncio
-import html
 import os
 import re
 import subprocess
@@ -22,72 +21,22 @@ import pytest
 
 from rondo.client import Client, LoopbackRedirect, MemoryTokenStore, OAuth
 from tests.helpers.auth_live import free_port
+from tests.helpers.facade_browser import Browser, facade_served
 from tests.oidcserver.fixture import OidcServer
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Browser:
-    """The user's browser: opens the announced /authorize URL, approves the facade's consent
-    page, goes through the provider's (automated) sign-in, lands on the loopback redirect."""
-
-    def __init__(self, approve: bool = True) -> None:
-        self.approve = approve
-        self.visits: list[str] = []
-        self.consent_pages = 0
-        self.http = httpx.Client(timeout=15)  # one cookie jar, as a browser has
-        self.errors: list[BaseException] = []
-
-    def __call__(self, url: str) -> None:
-        self.visits.append(url)
-        threading.Thread(target=self._visit, args=(url,), daemon=True).start()
-
-    def _visit(self, url: str) -> None:
-        try:
-            page = self.http.get(url, follow_redirects=True)
-            if "Allow access?" in page.text:
-                self.consent_pages += 1
-                fields = {k: html.unescape(v) for k, v in
-                          re.findall(r'name="(request|csrf)" value="([^"]+)"', page.text)}
-                action = html.unescape(re.search(r'action="([^"]+)"', page.text).group(1))  # type: ignore[union-attr]
-                self.http.post(str(page.url.join(action)), follow_redirects=True,
-                               data={**fields, "decision": "approve" if self.approve else "deny"})
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
-            self.errors.append(exc)
-
-
 @pytest.fixture(scope="module")
 def world() -> Iterator[dict[str, Any]]:
     port = free_port()
-    issuer = f"http://127.0.0.1:{port}"
     # The provider's access tokens live 31 s: 1 s after a sign-in the facade counts them as
     # stale (it refreshes 30 s ahead), so every later use exercises a refresh at the provider.
-    with OidcServer.start(redirect_uris=[issuer + "/callback"], access_ttl=31) as idp:
-        env = {**os.environ, "FACADE_ISSUER": issuer, "FACADE_IDP": idp.issuer,
-               "FACADE_VERIFY_TTL": "0", "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen([sys.executable, "-m", "rondo", "run", "tests/helpers/facade_app.py",
-                                 "--http", f"127.0.0.1:{port}"], cwd=ROOT, env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    if httpx.get(issuer + "/.well-known/oauth-authorization-server").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"facade app did not start: {proc.stderr.read() if proc.stderr else ''}")
-                time.sleep(0.1)
-            yield {"url": issuer + "/mcp", "issuer": issuer, "idp": idp}
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    with OidcServer.start(redirect_uris=[f"http://127.0.0.1:{port}/callback"], access_ttl=31) as idp, \
+            facade_served("tests/helpers/facade_app.py", {"FACADE_IDP": idp.issuer,
+                                                          "FACADE_VERIFY_TTL": "0"}, port) as issuer:
+        yield {"url": issuer + "/mcp", "issuer": issuer, "idp": idp}
 
 
 def sign_in(browser: Browser, store: MemoryTokenStore) -> OAuth:
