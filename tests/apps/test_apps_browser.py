@@ -25,6 +25,7 @@ import pytest
 
 from rondo.apps.client import AppsClient, tool_view
 from tests.helpers.components import binary, missing
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 
@@ -117,8 +118,7 @@ def test_a_page_view_renders_its_result_and_its_button_runs_an_input_round(tool:
         assert done.returncode == 0, done.stderr[-3000:]
         seen = json.loads(done.stdout.strip().splitlines()[-1])
     finally:
-        proc.terminate()
-        proc.wait(10)
+        end(proc, 10)
         cdn.shutdown()
         cdn.server_close()
     assert seen["input"] == '{"shelf":"B"}'

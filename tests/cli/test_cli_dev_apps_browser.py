@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.components import binary, missing
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 
@@ -54,8 +55,7 @@ def _drive(name: str, *extra: str) -> dict[str, Any]:
         seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         return seen
     finally:
-        proc.terminate()
-        proc.wait(10)
+        end(proc, 10)
 
 
 @pytest.mark.parametrize(("era", "extra"), [("modern", ()), ("legacy", ("--protocol", "2025-11-25"))])

@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 
 from tests.helpers.loopback import free_port
+from tests.helpers.processes import end
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = ROOT / ".cache" / "node" / "node_modules" / "node" / "bin" / "node"
@@ -58,12 +59,7 @@ def facade_served(app: str, env: dict[str, str], port: int | None = None) -> Ite
                 time.sleep(0.1)
             yield issuer
         finally:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end(proc)
 
 
 class Browser:

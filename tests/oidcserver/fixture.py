@@ -22,6 +22,8 @@ from typing import Any
 
 import httpx
 
+from tests.helpers.processes import end
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 NODE = ROOT / ".cache" / "node" / "node_modules" / "node" / "bin" / "node"
@@ -52,12 +54,7 @@ class OidcServer:
                 raise RuntimeError("oidc-provider did not start")
             yield cls(proc, json.loads(line)["issuer"])
         finally:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end(proc)
 
     def next_user(self, user: str) -> None:
         httpx.post(self.issuer + "/test/next-user", json={"user": user}, timeout=5).raise_for_status()
