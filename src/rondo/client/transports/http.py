@@ -45,6 +45,20 @@ _MAX_ERROR_BODY = 64 * 1024
 _MAX_REDIRECTS = 5
 
 
+def shown(url: str) -> str:
+    """`url` as an error message may name it: scheme, host, port and path, without the userinfo
+    or query that may hold a credential (`?api_key=`; errors end up in logs, a gateway's too)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{parts.scheme}://{host}{f':{port}' if port else ''}{parts.path}"
+
+
 class HttpTransport:
     name = "http"
     carries_headers = True  # Mcp-Name, Mcp-Param-* (the client computes the latter)
@@ -112,7 +126,7 @@ class HttpTransport:
                         break
                     await response.aclose()
                 else:
-                    raise TransportError(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
+                    raise TransportError(f"more than {_MAX_REDIRECTS} redirects from {shown(self.url)}")
                 if message.get("method") == "initialize" and "mcp-session-id" in response.headers:
                     self.session_id = response.headers["mcp-session-id"]
                 return await self._answer_or_orphan(self._read_answer(response, rid, stack), rid)
@@ -122,9 +136,9 @@ class HttpTransport:
                                                 "params": {"requestId": rid}}))
             raise
         except httpx.TimeoutException as exc:
-            raise TransportError(f"HTTP timeout talking to {self.url}: {exc!r}") from exc
+            raise TransportError(f"HTTP timeout talking to {shown(self.url)}: {exc!r}") from exc
         except httpx.HTTPError as exc:
-            raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
+            raise TransportError(f"HTTP request to {shown(self.url)} failed: {exc}") from exc
 
     async def _answer_or_orphan(self, reading: Any, rid: Any) -> Json:
         """The answer read from this request's own response, or, on the 2025-11-25 wire, one
@@ -186,8 +200,8 @@ class HttpTransport:
                         raise HttpError(response.status_code, body.decode("utf-8", "replace"))
                     return
         except httpx.HTTPError as exc:
-            raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
-        raise TransportError(f"more than {_MAX_REDIRECTS} redirects from {self.url}")
+            raise TransportError(f"HTTP request to {shown(self.url)} failed: {exc}") from exc
+        raise TransportError(f"more than {_MAX_REDIRECTS} redirects from {shown(self.url)}")
 
     async def close(self) -> None:
         tasks = list(self._tasks)
@@ -217,12 +231,12 @@ class HttpTransport:
         here, there = urlsplit(self.url), urlsplit(target)
         if response.status_code not in (307, 308):
             raise TransportError(
-                f"{self.url} answered HTTP {response.status_code} redirecting to {target}, which "
+                f"{shown(self.url)} answered HTTP {response.status_code} redirecting to {shown(target)}, which "
                 "would turn the POST into a GET; point the client at the endpoint itself"
             )
         if (here.scheme, here.hostname, here.port) != (there.scheme, there.hostname, there.port):
             raise TransportError(
-                f"{self.url} redirected to {target}, another origin; rondo.Client follows "
+                f"{shown(self.url)} redirected to {shown(target)}, another origin; rondo.Client follows "
                 "redirects only within the server's origin (headers and credentials would go to "
                 "another server). If you trust it, use that URL directly."
             )
