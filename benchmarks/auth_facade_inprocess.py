@@ -5,7 +5,7 @@ app without sockets, and the verification itself.
 
 Third party: an RS256 JWT minted by the test authorization server (`tests/authserver`,
 oauth2-mock-server on loopback), checked by `JwtVerifier` (its JWKS fetched once). Facade: an
-ES256 JWT from `rondo.auth.facade.Facade` (a sign-in against a scripted provider), checked by
+RS256 JWT from `rondo.auth.facade.Facade` (a sign-in against a scripted provider), checked by
 `FacadeVerifier` (signature, then the store: revoked? the grant's identity). Rows: a cached
 call (the verified-token cache, what a client reusing its token pays), and `verify()` alone
 (what a cache miss pays: once per token for a JWT, once per `verify_ttl` for the facade).
@@ -76,7 +76,7 @@ async def main(auth_server: AuthServer) -> None:
         "cached call, third-party JWT": (lambda: call(jwt_app, third_party), 5_000),
         "cached call, facade token": (lambda: call(facade_app, facade_token), 5_000),
         "verify(), third-party RS256 JWT": (lambda: jwt_rs.verifier.verify(third_party), 1_000),
-        "verify(), facade ES256 token": (lambda: facade_rs.verifier.verify(facade_token), 1_000),
+        "verify(), facade RS256 token": (lambda: facade_rs.verifier.verify(facade_token), 1_000),
     }
     rows = {label: float("inf") for label in tests}
     for _ in range(7):  # rounds interleaved: a noisy neighbour hits every row alike

@@ -54,10 +54,10 @@ def test_full_sign_in_calls_a_tool_that_reads_the_upstream_identity() -> None:
         assert tokens["scope"] == "mcp"  # offline_access is not a resource scope
         answer = await w.call("whoami", tokens["access_token"])
         assert answer.json()["result"]["content"][0]["text"] == "alice alice@example.com"
-        # The token is an ES256 JWT for the resource, verifiable with the published JWKS.
+        # The token is an RS256 JWT for the resource, verifiable with the published JWKS.
         jwk = (await w.http.get("/jwks")).json()["keys"][0]
         key = jwt.PyJWK(jwk).key
-        claims = jwt.decode(tokens["access_token"], key, algorithms=["ES256"], audience=RESOURCE,
+        claims = jwt.decode(tokens["access_token"], key, algorithms=["RS256"], audience=RESOURCE,
                             issuer=ISSUER, options={"verify_exp": False, "verify_iat": False})
         assert claims["sub"] == "alice" and claims["client_id"] == tokens["client"]["client_id"]
         # The provider's token is kept (sealed) and handed to tools that ask for it.

@@ -288,6 +288,7 @@ def test_a_store_that_is_away_is_a_503_in_bounded_time() -> None:
     import jwt
 
     from rondo.auth.facade import RedisStore
+    from rondo.auth.facade.keys import generate_signing_key
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -295,7 +296,7 @@ def test_a_store_that_is_away_is_a_503_in_bounded_time() -> None:
     w = World(store=RedisStore(f"redis://127.0.0.1:{port}/0", timeout=0.5))
     token = jwt.encode({"iss": "https://mcp.example.com", "aud": "https://mcp.example.com/mcp", "sub": "a",
                         "gid": "g" * 32, "iat": int(time.time()), "exp": int(time.time()) + 60},
-                       w.facade.keys.signing_key, algorithm="ES256", headers={"kid": w.facade.keys.kid})
+                       generate_signing_key(), algorithm="RS256", headers={"kid": "k"})
 
     async def go() -> None:
         started = time.monotonic()

@@ -32,7 +32,7 @@ from ..urls import check_url, same_resource
 from . import records as rec
 from .clients import Client, check_registration
 from .errors import OAuthError
-from .keys import Keys, digest, random_token
+from .keys import Keys, Signer, digest, generate_signing_key, pem_of, random_token, unb64
 from .store import MemoryStore, Store, StoreFull
 from .upstream import Identity, Upstream, UpstreamError, UpstreamTokens, userinfo_identity
 from .upstream_http import UpstreamClient, UpstreamRefused
@@ -61,6 +61,11 @@ _VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
 _CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 _OPAQUE = re.compile(r"[A-Za-z0-9_-]{16,128}")  # our codes, states, refresh tokens
 _GRANT_CODE = "authorization_code"
+_KEY_RECORD = "signing-key:v1"
+_KEY_TTL = 100 * 365 * 86400.0  # kept as long as the store keeps anything
+# RSA keys this process made, by secret (not the secret): a second facade with the same secret
+# in one process (tests, several apps) offers the same key instead of making another.
+_GENERATED: dict[str, Any] = {}
 _GRANT_REFRESH = "refresh_token"
 ENV_FLEET = "RONDO_FLEET"
 
@@ -75,8 +80,8 @@ class Facade:
     - `issuer`: the facade's own URL (its metadata, `/authorize`, `/token` hang off it); https,
       http only on loopback. `resource`: the MCP endpoint its tokens are for (`aud`).
     - `upstream`: the identity provider (`Upstream`). `secret`: 32+ random bytes shared by every
-      worker (seals upstream tokens, signs cookies, derives the ES256 signing key unless
-      `signing_key` is given).
+      worker (seals upstream tokens and the shared RS256 signing key kept in the store, signs
+      cookies). `signing_key`: your own (RSA for RS256, P-256 for ES256) instead.
     - `store`: `MemoryStore()` (default, one process), `FileStore(dir)`, `RedisStore(url)`.
     - `scopes_supported`: what clients may ask for (default none: the facade grants no scopes).
     - Lifetimes (seconds): `access_ttl` 300, `refresh_ttl` 30 days, `code_ttl` 60, `flow_ttl`
@@ -124,6 +129,7 @@ class Facade:
         if not isinstance(upstream, Upstream):
             raise TypeError("upstream must be a rondo.auth.facade.Upstream")
         self.keys = Keys(secret, signing_key)
+        self._key_checked = float("-inf")
         self.store: Store = MemoryStore(clock=clock) if store is None else store
         if not isinstance(self.store, Store):
             raise TypeError("store must implement rondo.auth.facade.store.Store")
@@ -279,7 +285,8 @@ class Facade:
                                                      (b"access-control-allow-origin", b"*")])
 
     async def _jwks(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send_json(send, 200, {"keys": [self.keys.jwk]},
+        signer = await self._signer()  # a store failure is a 503 (see __call__)
+        await send_json(send, 200, {"keys": [signer.jwk]},
                         [(b"cache-control", b"public, max-age=300"), (b"access-control-allow-origin", b"*")])
 
     # -- clients -------------------------------------------------------------------------------
@@ -683,7 +690,7 @@ class Facade:
             raise OAuthError("invalid_grant", "The sign-in has expired")
         refresh = await self._new_refresh(stored.grant, client.client_id) \
             if _GRANT_REFRESH in client.grant_types else None
-        return self._token_answer(stored.grant, grant, grant.scope, refresh)
+        return await self._token_answer(stored.grant, grant, grant.scope, refresh)
 
     async def _new_refresh(self, grant_id: str, client_id: str) -> str:
         token = random_token(32)
@@ -727,13 +734,13 @@ class Facade:
             rotated = await self.store.add("rotated:" + key, rec.encode(claim), self.refresh_ttl)
             if rotated is None:
                 await self._extend(record.grant, grant)  # the family lives as long as its newest token
-                return self._token_answer(record.grant, grant, scope_text, successor)
+                return await self._token_answer(record.grant, grant, scope_text, successor)
             await self.store.delete("refresh:" + digest(successor))
         won = rec.decode(rotated, rec.Rotation)
         if won is not None and now - won.at <= self.grace:
             opened = self.keys.open(bytes.fromhex(won.successor), "rotated|" + key)
             if opened is not None:
-                return self._token_answer(record.grant, grant, scope_text, opened.decode())
+                return await self._token_answer(record.grant, grant, scope_text, opened.decode())
         # Presented again after the grace window: someone holds a copy. Revoke the family.
         await self.revoke_grant(record.grant)
         log.warning("rondo.auth.facade: a rotated refresh token was reused after the grace "
@@ -746,10 +753,9 @@ class Facade:
         if sealed is not None:
             await self.store.put("upstream:" + grant_id, sealed, self.refresh_ttl)
 
-    def _token_answer(self, grant_id: str, grant: rec.Grant, scope_text: str,
+    async def _token_answer(self, grant_id: str, grant: rec.Grant, scope_text: str,
                       refresh: str | None) -> dict[str, Any]:
-        import jwt
-
+        signer = await self._signer()
         now = int(self.clock())
         claims: dict[str, Any] = {
             "iss": self.issuer, "sub": grant.subject, "aud": grant.resource,
@@ -758,8 +764,7 @@ class Facade:
         resource_scopes = " ".join(s for s in scope_text.split() if s != OFFLINE)
         if resource_scopes:
             claims["scope"] = resource_scopes
-        access = jwt.encode(claims, self.keys.signing_key, algorithm="ES256",
-                            headers={"kid": self.keys.kid, "typ": "at+jwt"})
+        access = signer.sign(claims)
         answer: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
                                   "expires_in": self.access_ttl}
         if resource_scopes:
@@ -810,7 +815,7 @@ class Facade:
             if record is not None and record.client_id == client.client_id:
                 grant_id = record.grant
         elif token.count(".") == 2 and len(token) < 8192:
-            claims = self._decode_access(token, verify_exp=False)
+            claims = await self._decode_access(token, verify_exp=False)
             if claims is not None and claims.get("client_id") == client.client_id:
                 grant_id = claims.get("gid")
         if isinstance(grant_id, str):
@@ -819,22 +824,58 @@ class Facade:
 
     # -- access tokens -------------------------------------------------------------------------
 
-    def _decode_access(self, token: str, *, verify_exp: bool = True) -> dict[str, Any] | None:
-        import jwt
+    async def _signer(self, kid: str | None = None) -> Signer:
+        """The key that signs access tokens: the given `signing_key`, or the one this facade's
+        workers share, kept in the store sealed with the secret (the first worker to need it
+        makes it; `add` lets one win). A token naming another `kid` (the store lost the key and
+        another worker made a new one) reads the store again, at most every 10 s."""
+        signer = self.keys.signer
+        if signer is not None and (self.keys.given or kid is None or kid == signer.kid
+                                   or self.clock() < self._key_checked + 10):
+            return signer
+        self._key_checked = self.clock()
+        sealed = await self.store.get(_KEY_RECORD)
+        if sealed is None:
+            key = signer.key if signer is not None else _GENERATED.get(self.keys.secret_id)
+            if key is None:
+                key = _GENERATED.setdefault(self.keys.secret_id, generate_signing_key())
+            mine = self.keys.seal(pem_of(key), _KEY_RECORD)
+            sealed = await self.store.add(_KEY_RECORD, mine, _KEY_TTL) or mine
+        pem = self.keys.open(sealed, _KEY_RECORD)
+        if pem is None:
+            raise RuntimeError("the facade's signing key in the store is sealed with another "
+                               "secret: every worker sharing a store needs the same secret")
+        if signer is None or pem != pem_of(signer.key):
+            signer = Signer(pem)
+            self.keys.signer = signer
+        return signer
 
-        try:
-            head = jwt.get_unverified_header(token)
-            if head.get("kid") != self.keys.kid or head.get("alg") != "ES256":
-                return None
-            claims: dict[str, Any] = jwt.decode(
-                token, self.keys.public_key, algorithms=["ES256"], issuer=self.issuer,
-                audience=self.resource,
-                options={"require": ["exp", "iat", "sub", "gid"], "verify_exp": False,
-                         "verify_iat": False, "verify_nbf": False})
-        except (jwt.PyJWTError, ValueError, TypeError):
+    async def _decode_access(self, token: str, *, verify_exp: bool = True) -> dict[str, Any] | None:
+        """The claims of one of our access tokens (signature, `iss`, `aud` = the resource,
+        `exp`, `iat`, `sub`, `gid` present), or None. No PyJWT on this path: one algorithm, one
+        key, the claims we issue."""
+        signer = self.keys.signer or await self._signer()
+        claims = signer.verify(token)
+        if claims is None and not self.keys.given:
+            head = token.split(".", 1)[0]
+            try:
+                kid = msgspec.json.decode(unb64(head)).get("kid") if len(head) < 512 else None
+            except (ValueError, AttributeError, msgspec.DecodeError):
+                kid = None
+            if isinstance(kid, str) and kid != signer.kid:
+                fresh = await self._signer(kid)
+                if fresh is not signer:
+                    claims = fresh.verify(token)
+        if claims is None or claims.get("iss") != self.issuer:
+            return None
+        aud = claims.get("aud")
+        if aud != self.resource and not (isinstance(aud, list) and self.resource in aud):
             return None
         exp = claims.get("exp")
-        if verify_exp and (not isinstance(exp, int) or exp <= self.clock() - 5):
+        if not isinstance(exp, int) or isinstance(exp, bool) or not isinstance(claims.get("iat"), int) \
+                or not isinstance(claims.get("sub"), str) or "gid" not in claims:
+            return None
+        if verify_exp and exp <= self.clock() - 5:
             return None  # expired, on the facade's clock (the one that issued it)
         return claims
 
@@ -909,7 +950,7 @@ class Facade:
 
 
 class FacadeVerifier:
-    """The facade's access tokens, checked in process: ES256 signature with the facade's key,
+    """The facade's access tokens, checked in process: the signature with the facade's key,
     `iss`, `aud` = the resource, `exp`; then the store says whether the family was revoked.
     `ctx.auth.claims["upstream"]` holds the provider's identity claims."""
 
@@ -922,7 +963,11 @@ class FacadeVerifier:
         from ..principal import Principal
 
         facade = self.facade
-        claims = facade._decode_access(token)
+        try:
+            claims = await facade._decode_access(token)
+        except Exception as exc:  # the store is away (Redis down) while reading the key: 503
+            _unless_store_failed(exc)
+            raise
         if claims is None:
             raise InvalidToken("The access token is invalid", reason="not a valid facade token")
         grant_id = claims["gid"]
@@ -932,12 +977,8 @@ class FacadeVerifier:
             revoked = await facade.store.get("revoked:" + grant_id)
             raw_grant = await facade.store.get("grant:" + grant_id)
         except Exception as exc:  # the store is away (Redis down): 503, not a crash
-            from ..errors import VerifierUnavailable
-
-            if not isinstance(exc, OSError | ConnectionError | TimeoutError) and \
-                    type(exc).__module__.split(".")[0] != "redis":
-                raise
-            raise VerifierUnavailable(f"the facade's store failed ({type(exc).__name__})") from None
+            _unless_store_failed(exc)
+            raise
         if revoked is not None:
             raise InvalidToken("The access token has been revoked", reason="family revoked")
         grant = rec.decode(raw_grant, rec.Grant)
@@ -950,6 +991,16 @@ _PREFLIGHT = [(b"access-control-allow-origin", b"*"),
               (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
               (b"access-control-allow-headers", b"authorization, content-type"),
               (b"access-control-max-age", b"600"), (b"content-length", b"0")]
+
+
+def _unless_store_failed(exc: Exception) -> None:
+    """A store failure (a socket error, Redis's own errors) becomes `VerifierUnavailable`;
+    anything else is left to propagate."""
+    from ..errors import VerifierUnavailable
+
+    if isinstance(exc, OSError | ConnectionError | TimeoutError) or \
+            type(exc).__module__.split(".")[0] == "redis":
+        raise VerifierUnavailable(f"the facade's store failed ({type(exc).__name__})") from None
 
 
 def _with_cors(send: Send) -> Send:
