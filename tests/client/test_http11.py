@@ -231,3 +231,28 @@ def test_post_without_httpx_client_reuses_the_connection_and_sends_the_headers_g
     assert first[0] == b"POST /mcp?x=1 HTTP/1.1"
     assert b"Mcp-Method: tools/call" in first and b"Content-Length: 8" in first
     assert seen[1].endswith(b'{"n": 1}')
+
+
+def test_read_whole_takes_a_known_length_body_in_one_read_within_its_limit() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789")
+        await writer.drain()
+        return True
+
+    async def main() -> None:
+        server, url, opened = await serve(script)
+        pool = Http11Pool()
+        try:
+            response = await pool.post(url, {}, b"{}")
+            assert await response.stream.read_whole(10) == b"0123456789"  # type: ignore[attr-defined]
+            await response.aclose()
+            response = await pool.post(url, {}, b"{}")  # the same connection, given back
+            assert await response.stream.read_whole(9) is None  # type: ignore[attr-defined]
+            assert await response.aread() == b"0123456789"  # over the limit: streamed instead
+            await response.aclose()
+            assert len(opened) == 1
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())

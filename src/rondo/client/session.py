@@ -278,8 +278,10 @@ class Client:
         if self.era == "modern":
             meta[PROTOCOL_VERSION] = self.protocol_version
             meta[CLIENT_INFO] = self.client_info
-            # A request that says its own (a proxy relaying its client's) keeps them.
-            meta.setdefault(CLIENT_CAPABILITIES, self.handlers.capabilities())
+            # A request that says its own (a proxy relaying its client's) keeps them (and the
+            # handlers' are not even computed for it).
+            if CLIENT_CAPABILITIES not in meta:
+                meta[CLIENT_CAPABILITIES] = self.handlers.capabilities()
             if self.log_level is not None:
                 meta[LOG_LEVEL] = self.log_level
         if progress_token is not None:

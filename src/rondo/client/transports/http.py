@@ -398,6 +398,11 @@ class HttpTransport:
         length = response.headers.get("content-length", "")
         if not truncate and length.isdigit() and int(length) > limit:
             raise ProtocolError(f"server's answer is {length} bytes (limit {limit})")
+        whole = getattr(response.stream, "read_whole", None)  # Http11Pool's: one read
+        if whole is not None and not truncate and not response.headers.get("content-encoding"):
+            data: bytes | None = await whole(limit)
+            if data is not None:
+                return data
         body = bytearray()
         try:
             async for piece in body_of(response, None if truncate else limit):

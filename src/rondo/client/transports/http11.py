@@ -252,6 +252,21 @@ class _Body(httpx.AsyncByteStream):
         except (ConnectionError, OSError) as exc:
             raise httpx.ReadError(f"connection lost: {exc!r}", request=self.request) from None
 
+    async def read_whole(self, limit: int) -> bytes | None:
+        """The whole body in one read when its length is known and within `limit`; None when
+        it is not (then read it as a stream)."""
+        if self.length is None or self.length > limit or self.done:
+            return None
+        try:
+            data = await self.conn.reader.readexactly(self.length)
+        except asyncio.IncompleteReadError:
+            raise httpx.RemoteProtocolError("the server closed the connection mid-body",
+                                            request=self.request) from None
+        except (ConnectionError, OSError) as exc:
+            raise httpx.ReadError(f"connection lost: {exc!r}", request=self.request) from None
+        self.done = True
+        return data
+
     async def aclose(self) -> None:
         if self.closed:
             return
