@@ -97,3 +97,36 @@ def test_a_protected_server_without_the_facade_never_imports_it() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_bounded_http_takes_an_array_only_where_a_read_asks_for_one() -> None:
+    import httpx
+
+    from rondo.auth.facade.upstream_http import UpstreamClient
+
+    answers = {"/object": (200, b'{"a": 1}'), "/array": (200, b'[{"a": 1}, 2]'),
+               "/missing": (404, b'{"message": "Not Found"}'), "/text": (200, b"hello"),
+               "/big": (200, b"[" + b"1," * 4000 + b"1]")}
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        status, body = answers[request.url.path]
+        return httpx.Response(status, content=body, headers={"content-type": "application/json"})
+
+    client = UpstreamClient(declared(max_bytes=4096), transport=httpx.MockTransport(handle))
+
+    async def go() -> None:
+        base = "https://idp.example.com"
+        assert await client.get_json(base + "/object") == {"a": 1}
+        assert await client.get_json_array(base + "/array") == [{"a": 1}, 2]
+        with pytest.raises(UpstreamError, match="JSON that is not an object"):
+            await client.get_json(base + "/array")  # the other reads are not loosened
+        with pytest.raises(UpstreamError, match="JSON that is not an array"):
+            await client.get_json_array(base + "/object")
+        with pytest.raises(UpstreamError, match="answered HTTP 404"):
+            await client.get_json_array(base + "/missing")  # an error body may be an object
+        with pytest.raises(UpstreamError, match="without JSON"):
+            await client.get_json_array(base + "/text")
+        with pytest.raises(UpstreamError, match="more than 4096 bytes"):
+            await client.get_json_array(base + "/big")  # the size cap holds for arrays too
+
+    asyncio.run(go())

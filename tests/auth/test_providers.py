@@ -33,7 +33,7 @@ def jwk(key: Any, kid: str) -> dict[str, Any]:
 class FakeHttp:
     """The facade's bounded HTTP (`UpstreamHttp`), answering from a table; records each GET."""
 
-    def __init__(self, docs: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, docs: dict[str, Any]) -> None:
         self.docs = docs
         self.gets: list[tuple[str, dict[str, str]]] = []
 
@@ -41,7 +41,18 @@ class FakeHttp:
         self.gets.append((url, dict(headers or {})))
         if url not in self.docs:
             raise UpstreamError(f"{url} answered HTTP 404")
-        return self.docs[url]
+        if not isinstance(self.docs[url], dict):
+            raise UpstreamError(f"{url} sent JSON that is not an object")
+        return dict(self.docs[url])
+
+    async def get_json_array(self, url: str, *,
+                             headers: Mapping[str, str] | None = None) -> list[Any]:
+        self.gets.append((url, dict(headers or {})))
+        if url not in self.docs:
+            raise UpstreamError(f"{url} answered HTTP 404")
+        if not isinstance(self.docs[url], list):
+            raise UpstreamError(f"{url} sent JSON that is not an array")
+        return list(self.docs[url])
 
 
 def provider_docs(upstream: Upstream, keys: list[dict[str, Any]],
@@ -66,9 +77,10 @@ def id_token(upstream: Upstream, *, key: Any = RSA_KEY, kid: str = "k1", alg: st
 
 
 def read(upstream: Upstream, http: FakeHttp, token: str | None,
-         access: str = "upstream-access", nonce: str | None = NONCE) -> Identity:
+         access: str = "upstream-access", nonce: str | None = NONCE,
+         scope: str | None = None) -> Identity:
     assert upstream.identity is not None
-    tokens = UpstreamTokens(access_token=access, id_token=token, nonce=nonce)
+    tokens = UpstreamTokens(access_token=access, id_token=token, nonce=nonce, scope=scope)
     return asyncio.run(upstream.identity(http, tokens, upstream))
 
 
@@ -101,6 +113,51 @@ def test_github_without_a_numeric_id_and_a_login_is_refused(user: dict[str, Any]
     up = providers.github(client_id="Iv1.abc", client_secret=SECRET)
     with pytest.raises(UpstreamError, match="GitHub's /user has no"):
         read(up, FakeHttp({"https://api.github.com/user": user}), None)
+
+
+GITHUB_USER = {"id": 583231, "login": "octocat", "name": "The Octocat",
+               "email": "public@example.com", "type": "User"}
+
+
+@pytest.mark.parametrize(("emails", "email", "verified"), [
+    ([{"email": "old@example.com", "primary": False, "verified": True},
+      {"email": "octo@example.com", "primary": True, "verified": True, "visibility": "private"}],
+     "octo@example.com", True),
+    # A primary address not verified is not given as the user's email.
+    ([{"email": "unverified@example.com", "primary": True, "verified": False}],
+     "public@example.com", False),
+    ([], "public@example.com", False),
+    # Garbage entries are skipped, not fatal.
+    ([1, "x", {"email": 7, "primary": True, "verified": True}, {"primary": True, "verified": True},
+      {"email": "ok@example.com", "primary": True, "verified": "yes"}], "public@example.com", False),
+])
+def test_github_reads_the_primary_verified_email_when_user_email_is_granted(
+        emails: list[Any], email: str, verified: bool) -> None:
+    up = providers.github(client_id="Iv1.abc", client_secret=SECRET, scopes=["user:email"])
+    assert up.scopes == ("read:user", "user:email")
+    http = FakeHttp({"https://api.github.com/user": GITHUB_USER,
+                     "https://api.github.com/user/emails": emails})
+    who = read(up, http, None, access="gho_opaque", scope="read:user,user:email")
+    assert who.claims["email"] == email and who.claims["email_verified"] is verified
+    url, headers = http.gets[1]
+    assert url == "https://api.github.com/user/emails"
+    assert headers["authorization"] == "Bearer gho_opaque"
+
+
+def test_github_reads_no_emails_unless_the_scope_was_granted() -> None:
+    up = providers.github(client_id="Iv1.abc", client_secret=SECRET, scopes=["user:email"])
+    http = FakeHttp({"https://api.github.com/user": GITHUB_USER})
+    who = read(up, http, None, scope="read:user")  # asked for, but the user did not grant it
+    assert [u for u, _ in http.gets] == ["https://api.github.com/user"]
+    assert who.claims["email"] == "public@example.com" and "email_verified" not in who.claims
+
+
+def test_github_emails_that_are_not_an_array_end_the_sign_in() -> None:
+    up = providers.github(client_id="Iv1.abc", client_secret=SECRET, scopes=["user:email"])
+    http = FakeHttp({"https://api.github.com/user": GITHUB_USER,
+                     "https://api.github.com/user/emails": {"message": "Bad credentials"}})
+    with pytest.raises(UpstreamError, match="not an array"):
+        read(up, http, None, scope="user:email")
 
 
 def test_github_enterprise_server_lives_on_its_own_host() -> None:

@@ -75,11 +75,14 @@ class FakeGitHub(Fake):
             if form.get("client_secret") != CLIENT_SECRET:
                 self.refusals.append("secret not in the form")
                 return httpx.Response(200, json={"error": "incorrect_client_credentials"})
-            if form.pop("code", "") not in self.codes:
+            params = self.codes.pop(form.pop("code", ""), None)
+            if params is None:
                 return httpx.Response(200, json={"error": "bad_verification_code"})
             token = "gho_" + os.urandom(8).hex()
             self.tokens = {token: 4242}
-            answer = {"access_token": token, "token_type": "bearer", "scope": "read:user"}
+            granted = ",".join(params.get("scope", "").split())  # GitHub separates with commas
+            self.codes_scope = granted.split(",")
+            answer = {"access_token": token, "token_type": "bearer", "scope": granted}
             if "application/json" not in request.headers.get("accept", ""):
                 self.refusals.append("no accept: application/json")
                 return httpx.Response(200, text="&".join(f"{k}={v}" for k, v in answer.items()),
@@ -93,6 +96,17 @@ class FakeGitHub(Fake):
                 return self.refuse("no accept: application/vnd.github+json", 415)
             return httpx.Response(200, json={"id": 4242, "login": "octo", "name": "Octo Cat",
                                              "email": None, "type": "User", "site_admin": False})
+        if url == "https://api.github.com/user/emails":  # a JSON array; needs user:email
+            token = request.headers.get("authorization", "").removeprefix("Bearer ")
+            if token not in getattr(self, "tokens", {}):
+                return httpx.Response(401, json={"message": "Bad credentials"})
+            if "user:email" not in self.codes_scope:
+                return self.refuse("emails read without user:email", 404)
+            return httpx.Response(200, json=[
+                {"email": "octo@users.noreply.github.com", "primary": False, "verified": True,
+                 "visibility": None},
+                {"email": "octo@example.com", "primary": True, "verified": True,
+                 "visibility": "private"}])
         return httpx.Response(404)
 
 
@@ -366,3 +380,13 @@ def test_github_asks_for_no_openid_nonce() -> None:
     world = PresetWorld(up, FakeGitHub(up))
     run(world.who())
     assert "nonce" not in parse_qs(urlsplit(world.authorize_url).query)
+
+
+def test_github_with_user_email_reads_the_primary_verified_address_through_the_facade() -> None:
+    up = providers.github(client_id="Iv1.abc", client_secret=CLIENT_SECRET, scopes=["user:email"])
+    world = PresetWorld(up, FakeGitHub(up))
+    seen = run(world.who())
+    assert world.fake.refusals == []
+    assert parse_qs(urlsplit(world.authorize_url).query)["scope"] == ["read:user user:email"]
+    assert seen["upstream"]["email"] == "octo@example.com"
+    assert seen["upstream"]["email_verified"] is True

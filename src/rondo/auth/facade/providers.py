@@ -47,6 +47,7 @@ _MAX_KEYS = 64
 _HOST = re.compile(r"^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 _REALM = re.compile(r"^[A-Za-z0-9._~-]{1,255}$")
 _ENTRA_MULTI = ("common", "organizations", "consumers")
+_MAX_EMAILS = 100  # GitHub's /user/emails entries looked at
 
 
 # -- the ID token reader ------------------------------------------------------------------------
@@ -230,7 +231,10 @@ def github(*, client_id: str, client_secret: str, scopes: Iterable[str] = (),
     """GitHub (an OAuth app or a GitHub App's user sign-in): OAuth 2.0, not OpenID; the access
     token is opaque, so the user is read from the REST API (`GET /user`, subject = its numeric
     `id`, stable across renames; `login`, `name`, `email` (the public one, if any), `type` as
-    claims). Its token endpoint answers JSON only when asked (`accept: application/json`, which
+    claims). With the `user:email` scope asked for and granted (the token response's `scope`
+    names it), the primary verified address from `GET /user/emails` replaces `email` and
+    `email_verified` says whether there was one (the public `email` may be empty or another
+    address). Its token endpoint answers JSON only when asked (`accept: application/json`, which
     the facade always sends) and takes the secret in the form. `host` is a GitHub Enterprise
     Server host (its API lives under `/api/v3`)."""
     _secret(name, client_id, client_secret)
@@ -250,6 +254,16 @@ def github(*, client_id: str, client_secret: str, scopes: Iterable[str] = (),
             raise UpstreamError("GitHub's /user has no login")
         claims: dict[str, Any] = {key: user[key] for key in ("id", "login", "name", "email", "avatar_url",
                                              "html_url", "type") if key in user}
+        granted = set((tokens.scope or "").replace(",", " ").split())
+        if "user:email" in granted or "user" in granted:
+            emails = await http.get_json_array(f"{api}/user/emails", headers=headers)
+            primary = next((entry["email"] for entry in emails[:_MAX_EMAILS]
+                            if isinstance(entry, dict) and entry.get("primary") is True
+                            and entry.get("verified") is True and isinstance(entry.get("email"), str)
+                            and 0 < len(entry["email"]) <= 320), None)
+            claims["email_verified"] = primary is not None
+            if primary is not None:
+                claims["email"] = primary
         return Identity(subject=str(uid), claims=claims)
 
     return Upstream(client_id=client_id, client_secret=client_secret,

@@ -69,9 +69,14 @@ class Identity:
 
 class UpstreamHttp(Protocol):
     """The bounded HTTP the facade lends an identity reader: a time limit for the whole exchange,
-    a size cap on the body, JSON objects only. Failures raise `UpstreamError`."""
+    a size cap on the body, a JSON object from `get_json` and a JSON array from
+    `get_json_array` (for the few provider reads that answer one, such as GitHub's
+    `/user/emails`), anything else refused. Failures raise `UpstreamError`."""
 
     async def get_json(self, url: str, *, headers: Mapping[str, str] | None = None) -> dict[str, Any]: ...
+
+    async def get_json_array(self, url: str, *,
+                             headers: Mapping[str, str] | None = None) -> list[Any]: ...
 
 
 class IdentityReader(Protocol):

@@ -1,5 +1,6 @@
 """Bounded HTTP to the identity provider: each exchange within `timeout`, bodies within
-`max_bytes` (counted as they inflate), JSON objects only. Anything else is `UpstreamError`
+`max_bytes` (counted as they inflate), JSON objects only (a JSON array only where a read asks
+for one: `get_json_array`). Anything else is `UpstreamError`
 with a reason that never holds a token."""
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ class UpstreamClient:
 
     async def _call(self, method: str, url: str, *, headers: Mapping[str, str],
                     form: Mapping[str, str] | None = None,
-                    auth: tuple[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+                    auth: tuple[str, str] | None = None,
+                    array: bool = False) -> tuple[int, Any]:
         where = _where(url)
 
-        async def exchange() -> tuple[int, dict[str, Any]]:
+        async def exchange() -> tuple[int, Any]:
             sent = {"accept": "application/json", "accept-encoding": ACCEPT_ENCODING, **headers}
             try:
                 async with self._http().stream(method, url, data=form, auth=auth,
@@ -58,7 +60,10 @@ class UpstreamClient:
                 body = msgspec.json.decode(raw)
             except (msgspec.DecodeError, RecursionError):
                 raise UpstreamError(f"{where} answered HTTP {status} without JSON") from None
-            if not isinstance(body, dict):
+            if array and status == 200:
+                if not isinstance(body, list):
+                    raise UpstreamError(f"{where} sent JSON that is not an array")
+            elif not isinstance(body, dict):
                 raise UpstreamError(f"{where} sent JSON that is not an object")
             return status, body
 
@@ -71,7 +76,15 @@ class UpstreamClient:
         status, body = await self._call("GET", url, headers=dict(headers or {}))
         if status != 200:
             raise UpstreamError(f"{_where(url)} answered HTTP {status}")
-        return body
+        return dict(body)
+
+    async def get_json_array(self, url: str, *,
+                             headers: Mapping[str, str] | None = None) -> list[Any]:
+        """A GET whose answer is a JSON array (an error answer may still be an object)."""
+        status, body = await self._call("GET", url, headers=dict(headers or {}), array=True)
+        if status != 200:
+            raise UpstreamError(f"{_where(url)} answered HTTP {status}")
+        return list(body)
 
     async def discover(self) -> dict[str, Any]:
         """The OpenID provider's discovery document; its `issuer` must be ours exactly."""
