@@ -162,3 +162,29 @@ def test_cancel_is_relayed_and_undeclared_clients_get_sync_calls_and_minus_32021
     while "30" not in CANCELLED and time.monotonic() < deadline:
         time.sleep(0.02)
     assert "30" in CANCELLED
+
+
+def test_any_proxy_with_the_keys_serves_a_task_another_proxy_returned() -> None:
+    keys = [("k1", b"k" * 32)]
+    recorder = Recorder(task_upstream().asgi())
+    with served(recorder) as (url, _):
+        first = rondo.proxy(url, state=StatePolicy(keys=keys, principal=by_name))
+        second = rondo.proxy(url, state=StatePolicy(keys=keys, principal=by_name))
+        other = rondo.proxy(url, state=StatePolicy(keys=[("k9", b"z" * 32)], principal=by_name))
+        with served(first.asgi()) as (one, _), served(second.asgi()) as (two, _), \
+                served(other.asgi()) as (three, _):
+
+            async def go() -> None:
+                async with Client(one, name="alice", tasks=True) as a, \
+                        Client(two, name="alice", tasks=True) as b, \
+                        Client(three, name="alice", tasks=True) as c:
+                    raw = await a.call_raw("slow", {"seconds": 0.2})
+                    handle = b.task(raw["taskId"])  # another process, the same keys
+                    assert (await handle.wait()).text == "slept 0.2"
+                    assert handle.last["taskId"] == raw["taskId"]
+                    before = len(upstream_calls(recorder, "tasks/get"))
+                    with pytest.raises(rondo.McpError, match="Task not found"):
+                        await c.task(raw["taskId"]).get()  # a proxy without the keys
+                    assert len(upstream_calls(recorder, "tasks/get")) == before
+
+            asyncio.run(go())
