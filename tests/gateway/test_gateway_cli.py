@@ -94,6 +94,7 @@ def test_rondo_proxy_over_stdio(upstream: Any, protocol: str) -> None:
 
 @pytest.mark.parametrize("argv, message", [
     (["http://127.0.0.1:1/mcp", "--header", "no-colon"], "expected 'Name: value'"),
+    (["http://127.0.0.1:1/mcp", "--header", "Authorization Bearer SEKRET"], "expected 'Name: value'"),
     (["http://127.0.0.1:1/mcp", "--timeout", "0"], "--timeout must be"),
     (["http://127.0.0.1:1/mcp", "--timeout", "soon"], "--timeout needs seconds"),
 ])
@@ -101,7 +102,9 @@ def test_bad_flags_are_refused(argv: list[str], message: str,
                                capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit, match="2"):
         main(["proxy", *argv])
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert "SEKRET" not in err  # a malformed header is refused without echoing its value
 
 
 def test_empty_upstream_is_refused(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,7 +20,9 @@ from typing import Any
 def _header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     if not sep or not name.strip() or any(c in name for c in " \t\r\n") or "\n" in value:
-        raise argparse.ArgumentTypeError(f"expected 'Name: value', got {text!r}")
+        # The value is not echoed: a header given here is usually a credential.
+        raise argparse.ArgumentTypeError("expected 'Name: value' (a header name without spaces, "
+                                         "a colon, its value on one line)")
     return name.strip(), value.strip()
 
 
