@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from rondo.auth.facade import Identity, Upstream, UpstreamError, UpstreamTokens, userinfo_identity
+from rondo.auth.facade.records import StoredTokens
 
 
 def declared(**over: Any) -> Upstream:
@@ -23,6 +24,8 @@ def test_a_declaration_keeps_its_secret_out_of_repr() -> None:
     assert "s3cret" not in repr(up)
     tokens = UpstreamTokens(access_token="at-123", refresh_token="rt-456")
     assert "at-123" not in repr(tokens) and "rt-456" not in repr(tokens)
+    stored = StoredTokens(access_token="at-123", refresh_token="rt-456", id_token="id-789")
+    assert not any(t in repr(stored) for t in ("at-123", "rt-456", "id-789")), repr(stored)
 
 
 @pytest.mark.parametrize(("over", "match"), [

@@ -78,6 +78,9 @@ class StoredTokens(msgspec.Struct, omit_defaults=True):
     id_token: str | None = None
     scope: str | None = None
 
+    def __repr__(self) -> str:  # the provider's tokens, never shown (a log, a traceback)
+        return f"StoredTokens(token_type={self.token_type!r}, expires_at={self.expires_at!r})"
+
 
 encode = msgspec.json.encode
 
