@@ -741,10 +741,17 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size
                                                        "prefersBorder", "x"]), inner,
                                       max_size=5),
                     max_leaves=12)
+# Link-shaped values (random JSON almost never is one), so ToolLink's round trip is reached too.
+LINKISH = st.fixed_dictionaries(
+    {"ui": st.fixed_dictionaries(
+        {"resourceUri": st.sampled_from(["ui://orders/table", "ui://x", "https://x", ""])},
+        optional={"visibility": st.lists(st.sampled_from(["model", "app", "x"]), max_size=3)
+                  | JSON})},
+    optional={"ui/resourceUri": st.sampled_from(["ui://orders/table", "ui://other"]) | JSON})
 
 
 @settings(max_examples=400, deadline=None)
-@given(JSON)
+@given(JSON | LINKISH)
 def test_parsing_any_json_as_metadata_gives_values_or_apps_error(value: Any) -> None:
     from rondo.apps import ToolLink, ViewMeta
 

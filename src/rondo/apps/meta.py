@@ -214,7 +214,8 @@ def check_visibility(value: Any) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)):
         raise AppsError(f"visibility must be a list drawn from {list(VISIBILITIES)}, got {value!r}")
     found = tuple(value)
-    if not found or len(set(found)) != len(found) or not set(found) <= set(VISIBILITIES):
+    if not found or not all(isinstance(item, str) for item in found) \
+            or len(set(found)) != len(found) or not set(found) <= set(VISIBILITIES):
         raise AppsError(f"visibility must be a non-empty list drawn from {list(VISIBILITIES)} "
                         f"without repeats, got {list(found)!r}")
     return found
