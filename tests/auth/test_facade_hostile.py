@@ -152,6 +152,7 @@ async def exercise(store) -> None:  # type: ignore[no-untyped-def]
     assert await store.get("a") == b"1"
     assert await store.add("a", b"2", 60) == b"1"  # present: the value there, unchanged
     assert await store.add("b", b"2", 60) is None
+    assert await store.get_many(["a", "missing", "b"]) == [b"1", None, b"2"]
     assert await store.take("b") == b"2" and await store.take("b") is None
     assert [await store.count("n", 60) for _ in range(3)] == [1, 2, 3]
     await store.delete("a")

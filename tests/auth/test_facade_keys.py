@@ -211,3 +211,47 @@ def test_a_whole_sign_in_still_verifies_through_the_resource_server() -> None:
         assert answer.json()["result"]["content"][0]["text"] == "alice alice@example.com"
 
     asyncio.run(go())
+
+
+class Counting:
+    """A store that records which reads the verifier makes; `many=False` hides `get_many` (a
+    custom store implementing only the protocol)."""
+
+    def __init__(self, inner: MemoryStore, many: bool) -> None:
+        self.inner, self.shared, self.reads = inner, False, []  # type: ignore[var-annotated]
+        if many:
+            self.get_many = self._get_many
+
+    async def get(self, key: str) -> bytes | None:
+        self.reads.append(("get", key.split(":")[0]))
+        return await self.inner.get(key)
+
+    async def _get_many(self, keys: list[str]) -> list[bytes | None]:
+        self.reads.append(("get_many", ",".join(k.split(":")[0] for k in keys)))
+        return await self.inner.get_many(keys)
+
+    def __getattr__(self, name: str) -> Any:  # put, add, take, delete, count
+        if name == "get_many":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("many", [True, False], ids=["get_many", "protocol-only"])
+def test_a_first_verification_reads_the_store_once_and_still_sees_revocation(many: bool) -> None:
+    async def go() -> None:
+        store = Counting(MemoryStore(), many)
+        w = World(store=store)
+        tokens = await w.sign_in()
+        verifier = w.facade.resource_server().verifier
+        store.reads.clear()
+        assert (await verifier.verify(tokens["access_token"])).subject == "alice"
+        assert store.reads == ([("get_many", "revoked,grant")] if many
+                               else [("get", "revoked"), ("get", "grant")])
+        gid = jwt.decode(tokens["access_token"], options={"verify_signature": False})["gid"]
+        await w.facade.revoke_grant(gid)
+        from rondo.auth.errors import InvalidToken
+
+        with pytest.raises(InvalidToken, match="revoked"):
+            await verifier.verify(tokens["access_token"])
+
+    asyncio.run(go())

@@ -974,8 +974,12 @@ class FacadeVerifier:
         if not isinstance(grant_id, str) or not _OPAQUE.fullmatch(grant_id):
             raise InvalidToken("The access token is invalid", reason="bad gid")
         try:
-            revoked = await facade.store.get("revoked:" + grant_id)
-            raw_grant = await facade.store.get("grant:" + grant_id)
+            many = getattr(facade.store, "get_many", None)
+            if many is not None:  # one round trip (an MGET on Redis)
+                revoked, raw_grant = await many(["revoked:" + grant_id, "grant:" + grant_id])
+            else:
+                revoked = await facade.store.get("revoked:" + grant_id)
+                raw_grant = await facade.store.get("grant:" + grant_id)
         except Exception as exc:  # the store is away (Redis down): 503, not a crash
             _unless_store_failed(exc)
             raise

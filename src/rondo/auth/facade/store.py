@@ -83,6 +83,10 @@ class MemoryStore:
     async def get(self, key: str) -> bytes | None:
         return self._live(key)
 
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """Several keys in one read (optional in a store: one round trip for Redis)."""
+        return [self._live(key) for key in keys]
+
     async def put(self, key: str, value: bytes, ttl: float) -> None:
         if key not in self._data:
             self._room()
@@ -169,6 +173,9 @@ class FileStore:
 
     async def get(self, key: str) -> bytes | None:
         return self._read(self._path(key))
+
+    async def get_many(self, keys: list[str]) -> list[bytes | None]:
+        return [self._read(self._path(key)) for key in keys]
 
     async def put(self, key: str, value: bytes, ttl: float) -> None:
         self._write(self._path(key), value, ttl)
