@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import rondo
 from rondo.client.legacy import answer_server_request
-from rondo.server.templates import UriTemplate
+from rondo.wire.uritemplate import UriTemplate
 from tests.helpers.helpers_core import INTERNAL_ERROR, INVALID_PARAMS, Client, text_of
 from tests.legacy.test_legacy import LegacyClient, run
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..wire.headers import header_bindings, plain_header_value
-from .templates import UriTemplate
+from ..wire.uritemplate import UriTemplate
 
 CacheScope = str  # "public" | "private"
 _SCOPES = ("public", "private")

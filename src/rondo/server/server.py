@@ -19,7 +19,7 @@ from .components import (
 )
 from .lifespan import Lifespan
 from .middleware import Middleware, check_middleware
-from .templates import UriTemplate
+from ..wire.uritemplate import UriTemplate
 
 if TYPE_CHECKING:
     from ..auth import ResourceServer
