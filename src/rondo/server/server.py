@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from ..wire.uritemplate import UriTemplate
 from .components import (
     TASK_MODES,
     Prompt,
@@ -19,7 +20,6 @@ from .components import (
 )
 from .lifespan import Lifespan
 from .middleware import Middleware, check_middleware
-from ..wire.uritemplate import UriTemplate
 
 if TYPE_CHECKING:
     from ..auth import ResourceServer
