@@ -28,14 +28,12 @@ def oslo(request: Any) -> Any:
 def child_server() -> rondo.Server:
     child = rondo.Server("weather")
 
-    @child.tool
-    @tags("public")
+    @child.tool(tags={"public"})
     def forecast(ctx: rondo.Context) -> str:
         """Asks which city."""
         return f"sunny in {ctx.ask('city', CITY).content['city']}"
 
-    @tags("public")
-    @child.tool
+    @child.tool(tags=["public", "read"])
     def alerts() -> str:
         """Alerts."""
         return "none"
@@ -45,20 +43,17 @@ def child_server() -> rondo.Server:
         """Internal."""
         return "internals"
 
-    @child.tool
-    @tags("admin")
+    @child.tool(tags={"admin"})
     def purge() -> str:
         """Admins only."""
         return "purged"
 
-    @child.prompt
-    @tags("public")
+    @child.prompt(tags={"public"})
     def report(city: str) -> str:
         """A report."""
         return f"report for {city}"
 
-    @child.resource("weather://today", mime_type="text/plain")
-    @tags("public")
+    @child.resource("weather://today", mime_type="text/plain", tags={"public"})
     def today() -> str:
         """Today."""
         return "sunny"
@@ -197,9 +192,49 @@ def test_transforms_on_a_proxied_upstream_from_an_mcp_json() -> None:
             async with front.started(), Client(front) as client:
                 tools = {t.name: t.description for t in await client.list_tools()}
                 assert tools == {"m_plus": "Adds, upstream."}
+                # The proxy registered the upstream's FastMCP tags as the component's own.
+                assert front.tools["m_plus"].tags == frozenset({"math"})
                 # The relay still calls the upstream's own name.
                 assert (await client.call_tool("m_plus", {"a": 2, "b": 5})).text == "7"
 
         asyncio.run(go())
     with pytest.raises(rondo.client.ConfigError, match="transforms= names 'x'"):
         from_mcp_json({"mcpServers": {"m": {"url": "http://h"}}}, transforms={"x": {}})
+
+
+def test_tags_carry_through_a_nested_mount_and_never_reach_the_wire() -> None:
+    middle, top = rondo.Server("middle"), rondo.Server("top")
+    mount(middle, child_server(), namespace="w")
+    # The parent's copy keeps the child's tags, so a mount of the parent filters on them too.
+    assert middle.tools["w_alerts"].tags == frozenset({"public", "read"})
+    mount(top, middle, namespace="m", tags={"read"})
+    assert set(top.tools) == {"m_w_alerts"}
+
+    async def go() -> None:
+        async with Client(top) as client:
+            listed = await client.list_tools()
+            assert [t.name for t in listed] == ["m_w_alerts"]
+            assert listed[0].meta is None  # tags are server-side labels, not sent
+
+    asyncio.run(go())
+
+
+def test_the_deprecated_tags_decorator_still_filters_and_warns() -> None:
+    child = rondo.Server("old")
+    with pytest.warns(DeprecationWarning, match="pass tags= to the server's decorator"):
+        @child.tool(tags={"own"})
+        @tags("legacy")
+        def both() -> str:
+            """Both kinds of tag."""
+            return "b"
+
+    @child.tool
+    def neither() -> str:
+        """No tags."""
+        return "n"
+
+    for wanted in ({"legacy"}, {"own"}):
+        parent = rondo.Server("p")
+        mount(parent, child, namespace="o", tags=wanted)
+        assert set(parent.tools) == {"o_both"}
+        assert parent.tools["o_both"].tags == frozenset({"own", "legacy"})

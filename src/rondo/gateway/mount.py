@@ -22,7 +22,7 @@ from typing import Any
 
 from ..server.components import Prompt, Resource, Tool
 from ..server.server import Server
-from .transform import Transform, Visibility, Visible
+from .transform import Transform, Visibility, Visible, tags_of
 
 SEPARATOR = "_"
 # No `_` in a namespace: the separator then splits a mounted name one way only (`a_b` + `c`
@@ -93,7 +93,8 @@ class Mount:
             name = self.name(tool.name)
             wire = {**shape.wire(tool.wire, tool.name), "name": name}
             parent.tools[name] = Tool(name, tool.fn, tool.signature, wire, tool.task,
-                                      shape.guard("tool", tool.name, name) + tool.middleware)
+                                      shape.guard("tool", tool.name, name) + tool.middleware,
+                                      tags_of(tool))
             self._tools.add(name)
             self.origin[name] = tool.name
             self._copy_scopes("tool", tool.name, name)
@@ -112,7 +113,7 @@ class Mount:
             wire = {**shape.wire(prompt.wire, prompt.name), "name": name}
             parent.prompts[name] = Prompt(name, prompt.fn, prompt.signature, wire,
                                           shape.guard("prompt", prompt.name, name)
-                                          + prompt.middleware)
+                                          + prompt.middleware, tags_of(prompt))
             self._prompts.add(name)
             self.origin[name] = prompt.name
             self._copy_scopes("prompt", prompt.name, name)
@@ -144,7 +145,8 @@ class Mount:
         return Resource(resource.uri, resource.fn, resource.signature,
                         shape.wire(resource.wire, uri), resource.mime_type, resource.ttl_ms,
                         resource.cache_scope, resource.template,
-                        shape.guard("resource", uri, uri) + resource.middleware)
+                        shape.guard("resource", uri, uri) + resource.middleware,
+                        tags_of(resource))
 
     def _copy_scopes(self, kind: str, old: str, new: str) -> None:
         wanted = self.child.component_scopes.get((kind, old))

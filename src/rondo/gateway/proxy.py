@@ -42,6 +42,7 @@ from ..wire.errors import MISSING_CAPABILITY, McpError
 from ..wire.meta import CLIENT_CAPABILITIES, LOG_LEVEL, LOG_LEVEL_RANK, PROGRESS_TOKEN
 from .supervise import Restart
 from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
+from .transform import upstream_tags
 
 if TYPE_CHECKING:
     from .bridge.relay import Bridge
@@ -497,7 +498,8 @@ def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
     try:
         server.tool(name=tool.name, title=tool.title, description=tool.description or "",
                     input_schema=tool.input_schema, output_schema=tool.output_schema,
-                    annotations=tool.annotations, icons=tool.icons, meta=tool.meta)(call)
+                    annotations=tool.annotations, icons=tool.icons, meta=tool.meta,
+                    tags=upstream_tags(tool.meta))(call)
     except ValueError as exc:
         log.warning("upstream %s: tool %r not served: %s", link.identity, tool.name, exc)
         return
@@ -517,7 +519,7 @@ def _add_prompt(server: Server, link: Upstream, prompt: Any) -> None:
     get.__annotations__ = _ANY_HINTS
     try:
         server.prompt(name=prompt.name, title=prompt.title, description=prompt.description,
-                      icons=prompt.icons, meta=prompt.meta)(get)
+                      icons=prompt.icons, meta=prompt.meta, tags=upstream_tags(prompt.meta))(get)
     except ValueError as exc:
         log.warning("upstream %s: prompt %r not served: %s", link.identity, prompt.name, exc)
         return
@@ -525,7 +527,8 @@ def _add_prompt(server: Server, link: Upstream, prompt: Any) -> None:
     arguments = [_drop_none({"name": a.name, "title": a.title, "description": a.description,
                              "required": a.required}) for a in prompt.arguments]
     server.prompts[prompt.name] = Prompt(made.name, made.fn, made.signature,
-                                         {**made.wire, "arguments": arguments}, made.middleware)
+                                         {**made.wire, "arguments": arguments}, made.middleware,
+                                         made.tags)
     link.registered["prompts"].add(prompt.name)
 
 
@@ -539,7 +542,7 @@ def _add_resource(server: Server, link: Upstream, uri: str, wire: dict[str, Any]
 
     read.__annotations__ = {"ctx": Context, "variables": Any, "return": Any}
     try:
-        server.resource(uri, **wire)(read)
+        server.resource(uri, **wire, tags=upstream_tags(wire.get("meta")))(read)
     except ValueError as exc:
         log.warning("upstream %s: resource %r not served: %s", link.identity, uri, exc)
         return

@@ -7,8 +7,9 @@ transport checks it against the new name), completion refs (routed back to the c
 own name). Resource URIs are never renamed (gateway/mount.py says why); they can be hidden,
 re-described, filtered by tags and shown per principal.
 
-Tags: `@tags("public")` on a handler (above or below its `@server.tool`), or, for a proxied
-upstream's component, the `tags` FastMCP puts in `_meta._fastmcp`.
+Tags: the component's own `tags=` (`@server.tool(tags={"public"})`), or, for a proxied
+upstream's component, the `tags` FastMCP puts in `_meta._fastmcp` (the proxy registers them as
+its `tags=`). `@rondo.gateway.tags(...)` on a handler is a deprecated alias, still honoured.
 
 Per-principal visibility: `visible(principal, kind, name)` (kind "tool", "prompt" or
 "resource"; name the child's own; principal the request's verified `rondo.auth.Principal`, or
@@ -18,6 +19,7 @@ exist (-32602 "Unknown tool: ...", "Unknown prompt: ...", "Resource not found").
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,7 +41,10 @@ _UNKNOWN = {"tool": "Unknown tool", "prompt": "Unknown prompt"}
 
 
 def tags(*names: str) -> Callable[[F], F]:
-    """Tag a tool, prompt or resource handler, for mounts that filter by tags."""
+    """Deprecated: pass `tags=` to `@server.tool`, `@server.prompt` or `@server.resource`.
+    Still honoured (its tags join the component's), with a `DeprecationWarning`."""
+    warnings.warn("rondo.gateway.tags(...) is deprecated: pass tags= to the server's decorator",
+                  DeprecationWarning, stacklevel=2)
     if not names or not all(isinstance(n, str) and n for n in names):
         raise ValueError("tags(...) takes one or more non-empty strings")
 
@@ -51,15 +56,20 @@ def tags(*names: str) -> Callable[[F], F]:
 
 
 def tags_of(component: Any) -> frozenset[str]:
-    """A component's tags: its handler's `@tags`, else FastMCP's `_meta._fastmcp.tags`."""
-    found = getattr(getattr(component, "fn", None), _TAGS_ATTR, None)
-    if found is not None:
-        return frozenset(found)
-    meta = getattr(component, "wire", {}).get("_meta")
+    """A component's tags: its `tags=`, plus the deprecated `@tags` on its handler."""
+    own: frozenset[str] = getattr(component, "tags", frozenset())
+    marked = getattr(getattr(component, "fn", None), _TAGS_ATTR, None)
+    return own | marked if marked else own
+
+
+def upstream_tags(meta: Any) -> frozenset[str]:
+    """The tags an upstream's component carries on the wire: FastMCP's `_meta._fastmcp.tags`
+    (the only convention in use; the spec has no tags field). Anything malformed is no tag."""
     theirs = meta.get("_fastmcp") if isinstance(meta, Mapping) else None
     listed = theirs.get("tags") if isinstance(theirs, Mapping) else None
-    return frozenset(t for t in listed if isinstance(t, str)) if isinstance(listed, list) \
-        else frozenset()
+    if not isinstance(listed, list):
+        return frozenset()
+    return frozenset(t for t in listed if isinstance(t, str) and t and t == t.strip())
 
 
 @dataclass(frozen=True)

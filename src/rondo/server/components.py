@@ -6,7 +6,7 @@ Each component keeps its wire description precomputed, so listing is a slice of 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..wire.headers import header_bindings, plain_header_value
@@ -21,6 +21,18 @@ def check_cache(ttl_ms: int | None, cache_scope: str | None) -> None:
         raise ValueError(f"ttl_ms must be a non-negative integer, got {ttl_ms!r}")
     if cache_scope is not None and cache_scope not in _SCOPES:
         raise ValueError(f"cache_scope must be 'public' or 'private', got {cache_scope!r}")
+
+
+def check_tags(tags: Iterable[str] | None, what: str) -> frozenset[str]:
+    """`tags=` as a frozenset: an iterable (not one string) of non-empty strings."""
+    if tags is None:
+        return frozenset()
+    if isinstance(tags, str | bytes) or not isinstance(tags, Iterable):
+        raise TypeError(f"{what}: tags= is a set of strings, got {tags!r}")
+    made = frozenset(tags)
+    if not all(isinstance(t, str) and t and t == t.strip() for t in made):
+        raise ValueError(f"{what}: each tag is a non-empty string with no outer spaces: {tags!r}")
+    return made
 
 
 def describe(fn: Callable[..., Any], description: str | None) -> str | None:
@@ -43,13 +55,15 @@ class Tool:
     `middleware` the tool's own middleware (server/middleware.py)."""
 
     __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware",
-                 "express", "header_name")
+                 "express", "header_name", "tags")
 
     def __init__(
         self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
         task: str | None = None, middleware: tuple[Any, ...] = (),
+        tags: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
+        self.tags = tags  # server-side labels (`tags=`), never on the wire
         self.task = task
         self.middleware = middleware
         self.fn = fn
@@ -90,7 +104,7 @@ class Resource:
     """A readable resource: a static URI (`template` None) or an RFC 6570 template."""
 
     __slots__ = ("uri", "template", "fn", "signature", "wire", "mime_type", "ttl_ms", "cache_scope",
-                 "middleware")
+                 "middleware", "tags")
 
     def __init__(
         self,
@@ -103,8 +117,10 @@ class Resource:
         cache_scope: str | None,
         template: UriTemplate | None = None,
         middleware: tuple[Any, ...] = (),
+        tags: frozenset[str] = frozenset(),
     ) -> None:
         self.uri = uri
+        self.tags = tags
         self.middleware = middleware
         self.template = template
         self.fn = fn
@@ -116,13 +132,14 @@ class Resource:
 
 
 class Prompt:
-    __slots__ = ("name", "fn", "signature", "wire", "required", "middleware")
+    __slots__ = ("name", "fn", "signature", "wire", "required", "middleware", "tags")
 
     def __init__(
         self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
-        middleware: tuple[Any, ...] = (),
+        middleware: tuple[Any, ...] = (), tags: frozenset[str] = frozenset(),
     ) -> None:
         self.name = name
+        self.tags = tags
         self.middleware = middleware
         self.fn = fn
         self.signature = signature

@@ -5,7 +5,7 @@ dispatch lives in `core.py` (with the method table in `methods.py`), transports 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..wire.uritemplate import UriTemplate
@@ -15,6 +15,7 @@ from .components import (
     Resource,
     Tool,
     check_cache,
+    check_tags,
     describe,
     tool_wire,
 )
@@ -178,6 +179,7 @@ class Server:
         scopes: list[str] | None = None,
         task: str | None = None,
         middleware: Sequence[Middleware] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -197,18 +199,21 @@ class Server:
         scopes: list[str] | None = None,
         task: str | None = None,
         middleware: Sequence[Middleware] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> Any:
         """Register a function as a tool; its parameters' type hints become the input schema.
 
         Plain `def` handlers run on the event loop, so they must not block; pass `thread=True`
         for one that does (file or network I/O, heavy computation) to run it in a worker thread.
         `task="optional"` or `"required"` lets it answer with a task (docs/tasks.md): what the
-        handler does after `ctx.start_task()` runs as the task.
+        handler does after `ctx.start_task()` runs as the task. `tags={"read"}` labels it for
+        mounts and proxies that filter by tags (`tool.tags`; never sent to clients).
         """
         if task is not None and task not in TASK_MODES:
             raise ValueError(f"task must be None, 'optional' or 'required', got {task!r}")
 
         own_middleware = check_middleware(middleware, f"tool {name or ''}".strip())
+        own_tags = check_tags(tags, f"tool {name or ''}".strip())
 
         def register(f: F) -> F:
             from .schema import tool_signature
@@ -240,7 +245,7 @@ class Server:
                 meta=meta,
             )
             self._scopes("tool", tool_name, scopes)
-            self.tools[tool_name] = Tool(tool_name, f, sig, wire, task, own_middleware)
+            self.tools[tool_name] = Tool(tool_name, f, sig, wire, task, own_middleware, own_tags)
             if task is not None and self._core is not None:
                 self.settle()  # serving already: the option's extension is wanted now
             self._changed("tools")
@@ -266,6 +271,7 @@ class Server:
         thread: bool = False,
         scopes: list[str] | None = None,
         middleware: Sequence[Middleware] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource at a static URI, or a template such as `notes://{id}`.
 
@@ -275,6 +281,7 @@ class Server:
         if not isinstance(uri, str) or ":" not in uri:
             raise ValueError(f"resource URI must be absolute (have a scheme), got {uri!r}")
         own_middleware = check_middleware(middleware, f"resource {uri}")
+        own_tags = check_tags(tags, f"resource {uri}")
 
         def register(f: F) -> F:
             from .schema import template_signature
@@ -307,11 +314,11 @@ class Server:
                     wire[key] = value
             if "{" in uri:
                 self.templates[uri] = Resource(
-                    uri, f, sig, wire, mime_type, ttl_ms, cache_scope, template, own_middleware
-                )
+                    uri, f, sig, wire, mime_type, ttl_ms, cache_scope, template, own_middleware,
+                    own_tags)
             else:
                 self.resources[uri] = Resource(uri, f, sig, wire, mime_type, ttl_ms, cache_scope,
-                                               middleware=own_middleware)
+                                               middleware=own_middleware, tags=own_tags)
             self._changed("resources")
             return f
 
@@ -333,6 +340,7 @@ class Server:
         thread: bool = False,
         scopes: list[str] | None = None,
         middleware: Sequence[Middleware] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -348,6 +356,7 @@ class Server:
         thread: bool = False,
         scopes: list[str] | None = None,
         middleware: Sequence[Middleware] | None = None,
+        tags: Iterable[str] | None = None,
     ) -> Any:
         """Register a prompt; its string parameters become the prompt's arguments.
 
@@ -355,6 +364,7 @@ class Server:
         """
 
         own_middleware = check_middleware(middleware, f"prompt {name or ''}".strip())
+        own_tags = check_tags(tags, f"prompt {name or ''}".strip())
 
         def register(f: F) -> F:
             from .schema import prompt_signature
@@ -376,7 +386,7 @@ class Server:
             if arguments:
                 wire["arguments"] = arguments
             self._scopes("prompt", prompt_name, scopes)
-            self.prompts[prompt_name] = Prompt(prompt_name, f, sig, wire, own_middleware)
+            self.prompts[prompt_name] = Prompt(prompt_name, f, sig, wire, own_middleware, own_tags)
             self._changed("prompts")
             return f
 
