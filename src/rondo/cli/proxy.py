@@ -97,6 +97,14 @@ def _workers(rest: list[str]) -> int:
     return 1
 
 
+def _redis(rest: list[str]) -> bool:
+    """Whether `rondo run`'s flags (or its environment) give the fleet a Redis."""
+    from ..fleet.run import ENV_REDIS
+
+    return bool(os.environ.get(ENV_REDIS)) or any(
+        arg == "--redis" or arg.startswith("--redis=") for arg in rest)
+
+
 def proxy_command(argv: list[str]) -> int:
     args, rest = parser().parse_known_args(argv)
     upstream: Any = args.upstream
@@ -105,10 +113,11 @@ def proxy_command(argv: list[str]) -> int:
         if not upstream:
             print("rondo proxy: UPSTREAM is empty", file=sys.stderr)
             return 2
-    if args.bridge == "hold" and _workers(rest) > 1:
+    if args.bridge == "hold" and _workers(rest) > 1 and not _redis(rest):
         print("rondo proxy: --bridge hold keeps each held call in the process that began it, and "
-              "--workers N shares one address, so a retry would reach a random worker (refused "
-              "there): use --bridge replay, or one worker per address", file=sys.stderr)
+              "--workers N shares one address, so a retry would reach a random worker: give the "
+              "workers a bus (--redis URL) to forward retries to the holder, or use --bridge "
+              "replay, or one worker per address", file=sys.stderr)
         return 2
     from ..gateway.proxy import PROXY_ENV
 

@@ -350,6 +350,8 @@ def proxy(
         from .supervise import supervised
 
         try:
+            if link.bridge is not None:
+                await link.bridge.start()  # hold in a fleet: subscribed before serving
             async with supervised(server, link, name, _serving, must_connect=must_connect):
                 yield
         finally:

@@ -119,6 +119,12 @@ class TaskRelay:
     def attach(self, server: Server) -> None:
         self.server = server
 
+    def use_redis(self, url: str) -> None:
+        """`rondo run --redis`: the proxy's hold bridge forwards retries over Redis (this is
+        the proxy's one extension, so the fleet's `use_redis` hook reaches the bridge here)."""
+        if self.link.bridge is not None:
+            self.link.bridge.use_redis(url)
+
     def active(self) -> bool:
         client = self.link.client
         if client is None or client.era != MODERN:

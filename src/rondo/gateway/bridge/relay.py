@@ -36,6 +36,7 @@ from .sessions import Sessions
 if TYPE_CHECKING:
     from ...server.context import Context
     from ..proxy import Upstream
+    from .forward import Forwarder
 
 log = logging.getLogger("rondo.gateway")
 UNAVAILABLE = -32603
@@ -145,8 +146,23 @@ class Bridge:
         self.sessions = Sessions(link)
         self.worker = secrets.token_hex(8)  # names this process in the states it seals
         self.held: dict[str, Flow] = {}
+        self.forwarder: Forwarder | None = None  # hold in a fleet: retries over Redis
+
+    def use_redis(self, url: str) -> None:
+        """Hold in a fleet (`rondo run --redis`): a retry reaching a process without its held
+        call is forwarded to the holder over Redis (gateway/bridge/forward.py)."""
+        if isinstance(self.mode, Hold) and self.forwarder is None:
+            from .forward import Forwarder
+
+            self.forwarder = Forwarder(self, url)
+
+    async def start(self) -> None:
+        if self.forwarder is not None:
+            await self.forwarder.start()
 
     async def close(self) -> None:
+        if self.forwarder is not None:
+            await self.forwarder.stop()
         for fid in list(self.held):
             self._end(fid)
         await self.sessions.close()
@@ -255,6 +271,8 @@ class Bridge:
                 raise
         else:
             if state.get("w") != self.worker:
+                if self.forwarder is not None:  # the holder answers over Redis
+                    return await self.forwarder.forward(ctx, method, state)
                 raise _gone("the upstream call it names is held by another proxy process "
                             "(bridge=hold keeps it in the process that began it), which this "
                             "one is not")
