@@ -238,3 +238,114 @@ def test_the_deprecated_tags_decorator_still_filters_and_warns() -> None:
         mount(parent, child, namespace="o", tags=wanted)
         assert set(parent.tools) == {"o_both"}
         assert parent.tools["o_both"].tags == frozenset({"own", "legacy"})
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_visibility_covers_completion_refs(protocol: str) -> None:
+    parent = rondo.Server("app")
+
+    def visible(who: Any, kind: str, name: str) -> bool:
+        admin_only = {("prompt", "report"), ("resource", "weather://secret")}
+        return (kind, name) not in admin_only or (who is not None and "admin" in who.scopes)
+
+    mount(parent, child_server(), namespace="w", visible=visible)
+    secret = {"type": "ref/resource", "uri": "weather://secret"}
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol,
+                          auth=principal("ada", scopes=["admin"])) as admin:
+            assert (await admin.complete({"type": "ref/prompt", "name": "w_report"}, "city",
+                                         "Os")).values == ["report:Os"]
+            # routed to the child (its hook answers `<ref name>:<value>`; a resource has none)
+            assert (await admin.complete(secret, "x", "v")).values == ["None:v"]
+        for who in (principal("bob"), None):
+            async with Client(parent, protocol=protocol, auth=who) as user:
+                for name in ("w_report", "w_nope"):  # hidden and unknown answer alike
+                    with pytest.raises(rondo.McpError, match=f"^Unknown prompt: {name}$") as caught:
+                        await user.complete({"type": "ref/prompt", "name": name}, "city", "Os")
+                    assert caught.value.code == -32602
+                # a hidden URI is answered as one no mount serves: the parent has no hook
+                assert (await user.complete(secret, "x", "v")).values == []
+                assert (await user.complete({"type": "ref/resource", "uri": "weather://nope"},
+                                            "x", "v")).values == []
+                # what the caller may see still completes
+                assert (await user.complete({"type": "ref/resource", "uri": "weather://today"},
+                                            "x", "v")).values == ["None:v"]
+
+    asyncio.run(go())
+
+
+def test_visibility_covers_legacy_resource_subscriptions() -> None:
+    parent, child = rondo.Server("app"), child_server()
+
+    @child.resource("weather://city/{name}", mime_type="text/plain")
+    def city(name: str) -> str:
+        """A city's weather: admins only."""
+        return name
+
+    def visible(who: Any, kind: str, name: str) -> bool:
+        hidden = {"weather://secret", "weather://city/{name}"}
+        return name not in hidden or (who is not None and "admin" in who.scopes)
+
+    mount(parent, child, namespace="w", visible=visible)
+    got: dict[str, list[str]] = {"ada": [], "bob": []}
+
+    async def go() -> None:
+        ada = Client(parent, protocol="2025-11-25", auth=principal("ada", scopes=["admin"]),
+                     on_notification=lambda m: got["ada"].append(m["params"]["uri"])
+                     if m["method"] == "notifications/resources/updated" else None)
+        bob = Client(parent, protocol="2025-11-25", auth=principal("bob"),
+                     on_notification=lambda m: got["bob"].append(m["params"]["uri"])
+                     if m["method"] == "notifications/resources/updated" else None)
+        async with ada, bob:
+            for client in (ada, bob):
+                for uri in ("weather://secret", "weather://city/oslo", "weather://today"):
+                    # a hidden URI is accepted as an unserved one is: `{}`, nothing recorded
+                    assert await client.request("resources/subscribe", {"uri": uri}) == {}
+            parent.notify_resource_updated("weather://secret")
+            parent.notify_resource_updated("weather://city/oslo")
+            parent.notify_resource_updated("weather://today")
+            deadline = asyncio.get_running_loop().time() + 5
+            while len(got["ada"]) < 3 or len(got["bob"]) < 1:
+                assert asyncio.get_running_loop().time() < deadline, got
+                await asyncio.sleep(0.01)
+            # bob's "today" came after "secret" was sent: had it been recorded, it would be here
+            assert got == {"ada": ["weather://secret", "weather://city/oslo", "weather://today"],
+                           "bob": ["weather://today"]}
+
+    asyncio.run(go())
+
+
+def test_visibility_covers_listen_streams_at_delivery() -> None:
+    parent, child = rondo.Server("app"), child_server()
+
+    @child.resource("weather://city/{name}", mime_type="text/plain")
+    def city(name: str) -> str:
+        """A city's weather: admins only."""
+        return name
+
+    def visible(who: Any, kind: str, name: str) -> bool:
+        hidden = {"weather://secret", "weather://city/{name}"}
+        return name not in hidden or (who is not None and "admin" in who.scopes)
+
+    mount(parent, child, namespace="w", visible=visible)
+    sent = ["weather://secret", "weather://city/oslo", "weather://today"]
+
+    async def updates(who: Any, expected: int) -> list[str]:
+        async with Client(parent, auth=who) as client, \
+                client.listen(resource_uris=["weather://", "weather://secret"]) as sub:
+            for uri in sent:  # a prefix, an exact hidden URI, a hidden template's URI
+                parent.notify_resource_updated(uri)
+            got = []
+            while len(got) < expected:
+                note = await asyncio.wait_for(sub.__anext__(), 5)
+                got.append(note["params"]["uri"])
+            return got
+
+    async def go() -> None:
+        # the admin hears all three; "today" is sent last, so bob's one note proves the others
+        # were dropped, not late
+        assert await updates(principal("ada", scopes=["admin"]), 3) == sent
+        assert await updates(principal("bob"), 1) == ["weather://today"]
+
+    asyncio.run(go())

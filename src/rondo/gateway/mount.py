@@ -22,7 +22,7 @@ from typing import Any
 
 from ..server.components import Prompt, Resource, Tool
 from ..server.server import Server
-from .transform import Transform, Visibility, Visible, tags_of
+from .transform import UNROUTED, Transform, Visibility, Visible, tags_of
 
 SEPARATOR = "_"
 # No `_` in a namespace: the separator then splits a mounted name one way only (`a_b` + `c`
@@ -65,6 +65,19 @@ class Mount:
         mine = self._tools if kind == "tool" else self._prompts
         return {name for name in mine
                 if not visible(principal, kind, self.origin.get(name, name))}
+
+    def hides(self, principal: Any, uri: Any) -> bool:
+        """Whether `visible=` hides a resource URI from `principal`: one of this mount's static
+        resources, or a URI one of its templates matches."""
+        visible = self.transform.visible
+        if visible is None or not isinstance(uri, str):
+            return False
+        if uri in self._resources:
+            return not visible(principal, "resource", uri)
+        return any(not visible(principal, "resource", template)
+                   for template in self._templates
+                   if (found := self.parent.templates.get(template)) is not None
+                   and found.template is not None and found.template.match(uri) is not None)
 
     # -- bringing components in ---------------------------------------------------------------
 
@@ -254,7 +267,7 @@ async def _complete_routed(parent: Server, own: Any, ref: Any, argument: Any,
                 break
     elif isinstance(ref, dict) and ref.get("type") == "ref/resource":
         uri = ref.get("uri")
-        for made in _mounts(parent).values():
+        for made in () if uri == UNROUTED.get() else _mounts(parent).values():
             if uri in made._resources or uri in made._templates:
                 target = made.child
                 break

@@ -15,12 +15,15 @@ Per-principal visibility: `visible(principal, kind, name)` (kind "tool", "prompt
 "resource"; name the child's own; principal the request's verified `rondo.auth.Principal`, or
 None) leaves a component out of that caller's lists and answers its calls as if it did not
 exist (-32602 "Unknown tool: ...", "Unknown prompt: ...", "Resource not found"). Lists filtered this way are marked `cacheScope: private`.
+Completion refs to hidden prompts and resources, legacy `resources/subscribe` and the updates a
+listen stream delivers are covered the same way (`Visibility`).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Collection, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,6 +38,9 @@ if TYPE_CHECKING:
     from .mount import Mount
 
 Visible = Callable[[Principal | None, str, str], bool]
+# The resource URI a `completion/complete` names that its caller may not see: the mounts'
+# completion router (gateway/mount.py) then treats it as served by no mount.
+UNROUTED: ContextVar[str | None] = ContextVar("rondo_gateway_unrouted", default=None)
 F = TypeVar("F", bound=Callable[..., Any])
 _TAGS_ATTR = "__rondo_tags__"
 _UNKNOWN = {"tool": "Unknown tool", "prompt": "Unknown prompt"}
@@ -135,7 +141,7 @@ def _principal(auth: Any) -> Principal | None:
 
 class Visibility:
     """The parent's list filter for mounts with `visible=`: an extension that advertises
-    nothing and wraps the four list methods. Installed on a parent once, by its first such
+    nothing and wraps the four list methods, `completion/complete` and `resources/subscribe`. Installed on a parent once, by its first such
     mount; a parent without one pays nothing."""
 
     name = "dev.rondo/gateway-visibility"
@@ -153,7 +159,61 @@ class Visibility:
         return [Wrap("tools/list", self._list("tools", "tool")),
                 Wrap("prompts/list", self._list("prompts", "prompt")),
                 Wrap("resources/list", self._list("resources", "resource")),
-                Wrap("resources/templates/list", self._list("resourceTemplates", "resource"))]
+                Wrap("resources/templates/list", self._list("resourceTemplates", "resource")),
+                Wrap("completion/complete", self._complete),
+                Wrap("resources/subscribe", self._subscribe),
+                Wrap("subscriptions/listen", self._listen)]
+
+    def _hidden(self, req: Request, kind: str) -> set[str]:
+        principal = _principal(req.auth)
+        hidden: set[str] = set()
+        for made in self._mounts():
+            hidden |= made.hidden_from(principal, kind)
+        return hidden
+
+    async def _complete(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        """A ref to a prompt the caller may not see is refused as an unknown prompt is; a ref
+        to a hidden resource or template is not routed to its child (answered as for a URI
+        no mount serves), so completion does not tell hidden components apart."""
+        ref = req.params.get("ref")
+        if isinstance(ref, dict) and ref.get("type") == "ref/prompt" \
+                and ref.get("name") in self._hidden(req, "prompt"):
+            raise McpError(-32602, f"Unknown prompt: {ref.get('name')}")
+        if isinstance(ref, dict) and ref.get("type") == "ref/resource" \
+                and ref.get("uri") in self._hidden(req, "resource"):
+            token = UNROUTED.set(str(ref.get("uri")))
+            try:
+                return await call_next(core, req)
+            finally:
+                UNROUTED.reset(token)
+        return await call_next(core, req)
+
+    async def _listen(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        """A 2026-07-28 listen stream is acknowledged as asked (a hidden URI is echoed as an
+        unserved one is), but a `resources/updated` for a URI hidden from its caller, at the
+        time it is sent, is not delivered: exact URIs, URIs below a subscribed prefix, and URIs
+        a hidden template matches alike."""
+        principal, emit, mounts = _principal(req.auth), req.emit, self._mounts
+
+        def only_visible(message: dict[str, Any]) -> None:
+            if message.get("method") == "notifications/resources/updated":
+                uri = message.get("params", {}).get("uri")
+                if any(made.hides(principal, uri) for made in mounts()):
+                    return
+            emit(message)
+
+        again = type(req)(req.id, req.method, req.params, req.env, req.dialect,
+                          emit=only_visible, auth=req.auth, call=req.call,
+                          headers=req.headers, peer=req.peer)
+        return await call_next(core, again)
+
+    async def _subscribe(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        """A 2025-11-25 subscription to a hidden resource (or a URI a hidden template matches) is
+        answered as one to a URI the server does not serve (`{}`), and not recorded."""
+        principal, uri = _principal(req.auth), req.params.get("uri")
+        if any(made.hides(principal, uri) for made in self._mounts()):
+            return {}
+        return await call_next(core, req)
 
     def _list(self, key: str, kind: str) -> Any:
         async def filtered(core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
