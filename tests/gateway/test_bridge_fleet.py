@@ -157,10 +157,18 @@ def test_a_holder_that_does_not_answer_is_minus_32602_within_the_bound(fleet: Fl
     asyncio.run(go())
 
 
-def test_hold_with_workers_and_a_redis_is_not_refused(capsys: pytest.CaptureFixture[str]) -> None:
+def test_hold_with_workers_and_a_redis_is_not_refused(capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """With --redis the start-up refusal of --bridge hold --workers N is lifted (an
     unreachable Redis then fails the start, as for any `rondo run --redis`)."""
     from rondo.cli import main
+    from rondo.fleet.guard import ENV_FLEET
+    from rondo.fleet.run import ENV_RUN
+    from rondo.gateway.proxy import PROXY_ENV
+
+    # `rondo run` marks its process a fleet member: put this test process's environment back.
+    for name in (ENV_FLEET, ENV_RUN, PROXY_ENV):
+        monkeypatch.setenv(name, "")
 
     assert main(["proxy", "http://127.0.0.1:1/mcp", "--bridge", "hold", "--http", "8000",
                  "--workers", "2", "--redis", "redis://127.0.0.1:1/0"]) == 2
