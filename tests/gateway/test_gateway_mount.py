@@ -242,8 +242,6 @@ def test_clashes_and_uncarried_options_are_refused_when_mounting() -> None:
 
     with pytest.raises(ValueError, match="'x_y' is already served"):
         mount(own, nested, namespace="x")
-    with pytest.raises(ValueError, match="server-wide middleware"):
-        mount(rondo.Server("p"), rondo.Server("m", middleware=[_passthrough]), namespace="m")
     with pytest.raises(ValueError, match="on itself"):
         mount(parent, parent, namespace="self")
 
@@ -301,3 +299,112 @@ def test_completion_refs_are_routed_to_the_child_under_its_own_names(protocol: s
 
 async def _passthrough(request: Any, call_next: Any) -> Any:
     return await call_next(request)
+
+
+def audited() -> tuple[rondo.Server, list[str]]:
+    """A parent with its own tool and middleware, a child with two middleware (one audits, one
+    refuses `secret`), and a second child without any."""
+    seen: list[str] = []
+
+    async def outer(request: Any, call_next: Any) -> Any:
+        seen.append(f"parent {request.name}")
+        return await call_next(request)
+
+    async def audit(request: Any, call_next: Any) -> Any:
+        seen.append(f"child-1 {request.name}")
+        result = await call_next(request)
+        seen.append(f"child-1 done {type(result).__name__}")
+        return result
+
+    async def refuse(request: Any, call_next: Any) -> Any:
+        seen.append(f"child-2 {request.name}")
+        if request.name == "secret":
+            raise rondo.McpError(-32001, "the child's middleware says no")
+        return await call_next(request)
+
+    parent = rondo.Server("p", middleware=[outer])
+    child = rondo.Server("c", middleware=[audit, refuse])
+    other = rondo.Server("o")
+
+    @parent.tool
+    def ping() -> str:
+        """The parent's own."""
+        return "pong"
+
+    @child.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @child.tool
+    def secret() -> str:
+        """Refused by the child's middleware."""
+        return "leaked"
+
+    @child.prompt
+    def greet(name: str) -> str:
+        """Hello."""
+        return f"Hello {name}"
+
+    @child.resource("c://city/{name}")
+    def city(name: str) -> str:
+        """A city."""
+        return f"rain in {name}"
+
+    @other.tool
+    def echo(text: str) -> str:
+        """Another mount's tool."""
+        return text
+
+    mount(parent, child, namespace="kid")
+    mount(parent, other, namespace="other")
+    return parent, seen
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_childs_server_middleware_runs_for_its_components_only(protocol: str) -> None:
+    parent, seen = audited()
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as client:
+            seen.clear()
+            assert (await client.call_tool("ping")).text == "pong"
+            assert (await client.call_tool("other_echo", {"text": "hi"})).text == "hi"
+            # Neither the parent's own tool nor another mount's reaches the child's chain.
+            assert seen == ["parent ping", "parent other_echo"]
+            seen.clear()
+            assert (await client.call_tool("kid_add", {"a": 2, "b": 3})).text == "5"
+            # parent first (outermost), then the child's in its order, under the child's name.
+            assert seen == ["parent kid_add", "child-1 add", "child-2 add", "child-1 done dict"]
+            seen.clear()
+            prompt = await client.get_prompt("kid_greet", {"name": "Ada"})
+            assert prompt.messages[0].content["text"] == "Hello Ada"
+            assert seen == ["parent kid_greet", "child-1 greet", "child-2 greet",
+                            "child-1 done dict"]
+            seen.clear()
+            assert (await client.read_resource("c://city/Oslo")).text == "rain in Oslo"
+            assert seen == ["parent c://city/Oslo", "child-1 c://city/Oslo",
+                            "child-2 c://city/Oslo", "child-1 done dict"]
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_childs_refusing_middleware_is_honoured(protocol: str) -> None:
+    parent, seen = audited()
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as client:
+            seen.clear()
+            with pytest.raises(rondo.McpError, match="the child's middleware says no") as caught:
+                await client.call_tool("kid_secret")
+            assert caught.value.code == -32001
+            assert seen == ["parent kid_secret", "child-1 secret", "child-2 secret"]
+
+    asyncio.run(go())
+
+
+def test_a_parent_without_children_middleware_gets_no_wrap() -> None:
+    parent, _, _ = build()
+    assert "dev.rondo/gateway-child-middleware" not in parent.extensions
+    assert parent.core.express  # the fast lane stays on

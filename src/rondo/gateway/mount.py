@@ -22,6 +22,7 @@ from typing import Any
 
 from ..server.components import Prompt, Resource, Tool
 from ..server.server import Server
+from .carried import ChildMiddleware
 from .transform import UNROUTED, Transform, Visibility, Visible, tags_of
 
 SEPARATOR = "_"
@@ -78,6 +79,13 @@ class Mount:
                    for template in self._templates
                    if (found := self.parent.templates.get(template)) is not None
                    and found.template is not None and found.template.match(uri) is not None)
+    def owns(self, kind: str, key: str) -> bool:
+        """Is `key` (a parent tool or prompt name, a resource URI or template) this mount's?"""
+        if kind == "tool":
+            return key in self._tools
+        if kind == "prompt":
+            return key in self._prompts
+        return key in self._resources or key in self._templates
 
     # -- bringing components in ---------------------------------------------------------------
 
@@ -206,8 +214,10 @@ def mount(parent: Server, child: Server, *, namespace: str,
 
     Refused when mounting (ValueError): a namespace outside `[A-Za-z0-9][A-Za-z0-9.-]*` (no `_`,
     so the separator splits one way), a namespace already mounted, a mounted name that clashes
-    with one the parent has or is longer than 128 characters, a resource URI both serve, a
-    child with server-wide middleware or a completion hook (not carried yet: docs/gateway.md).
+    with one the parent has or is longer than 128 characters, a resource URI both serve.
+
+    The child's server-wide middleware runs for requests that reach its components, in its
+    order, inside the parent's middleware (gateway/carried.py).
     """
     if not isinstance(parent, Server) or not isinstance(child, Server):
         raise TypeError("mount(parent, child, namespace=...) takes two rondo.Server objects")
@@ -219,9 +229,6 @@ def mount(parent: Server, child: Server, *, namespace: str,
     mounts: dict[str, Mount] = _mounts(parent)
     if namespace in mounts:
         raise ValueError(f"namespace {namespace!r} is mounted twice")
-    if child.middleware:
-        raise ValueError(f"server {child.name!r} has server-wide middleware, which a mount does "
-                         "not carry yet; give it to its components (middleware=[...])")
     made = Mount(parent, child, namespace, Transform.of(rename, hide, describe, tags, visible))
     for kind, names, table in (("tool", child.tools, parent.tools),
                                ("prompt", child.prompts, parent.prompts)):
@@ -243,6 +250,8 @@ def mount(parent: Server, child: Server, *, namespace: str,
                              "(A-Z a-z 0-9 _ - ., 1 to 128 characters)")
     if visible is not None and Visibility.name not in parent.extensions:
         parent.extension(Visibility(lambda: list(_mounts(parent).values())))
+    if child.middleware and ChildMiddleware.name not in parent.extensions:
+        parent.extension(ChildMiddleware(lambda: list(_mounts(parent).values())))
     mounts[namespace] = made
     for what in ("tools", "prompts", "resources"):
         made.sync(what)
