@@ -23,8 +23,8 @@ CANCELLED: list[str] = []
 STARTED: list[str] = []  # ... and of those that began
 
 
-def upstream_server() -> rondo.Server:
-    up = rondo.Server("upstream", page_size=2)  # lists come in pages of two
+def upstream_server(**options: Any) -> rondo.Server:
+    up = rondo.Server("upstream", page_size=2, **options)  # lists come in pages of two
 
     @up.completion
     def complete(ref: dict[str, Any], argument: dict[str, Any],

@@ -40,6 +40,7 @@ from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
 from ..wire.meta import CLIENT_CAPABILITIES, LOG_LEVEL, LOG_LEVEL_RANK, PROGRESS_TOKEN
+from .listcache import UPSTREAM, Freshness, ListRefresh
 from .supervise import Restart
 from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
 from .transform import upstream_tags
@@ -116,6 +117,8 @@ class Upstream:
         self.max_rounds = MAX_ROUNDS  # input rounds one relayed request may take
         self.sse = False  # a URL of the 2024-11-05 HTTP+SSE transport (an mcp.json "sse" entry)
         self.max_response = MAX_RESPONSE  # bytes of one upstream HTTP answer (or SSE event)
+        self.listed: dict[str, str] = {}  # what each list held when last listed (repr)
+        self.fresh = Freshness()  # how long each listed list is fresh (gateway/listcache.py)
 
     def make_client(self) -> Client:
         target: Any = self.target
@@ -345,6 +348,18 @@ def proxy(
     server = Server(name, **server_options)
     server.extension(TaskRelay(link))
 
+    async def relist(what: str) -> None:
+        if link.client is None:
+            return  # not connected: the registry as it stands (calls answer "unavailable")
+        try:
+            await _register_list(server, link, what, replace=True)
+        except (ClientError, McpError, OSError) as exc:
+            # Spec §6: a cache MAY serve stale on refetch errors; the next list tries again.
+            log.warning("upstream %s: cannot list its %s again: %s", link.identity, what,
+                        _clip(str(exc)))
+
+    server.extension(ListRefresh(link.fresh, relist))
+
     @server.lifespan
     async def connect(_: Server) -> AsyncIterator[None]:
         from .supervise import supervised
@@ -418,6 +433,8 @@ async def _register_list(server: Server, link: Upstream, what: str, *,
     assert client is not None
     if what not in (client.server_capabilities or {}):
         return
+    for method in UPSTREAM[what]:  # pages of an earlier listing do not speak for this one
+        client.cache.invalidate(method)
     adds: list[Any] = []
     if what == "tools":
         adds = [(_add_tool, tool) for tool in await client.list_tools(refresh=True)]
@@ -434,6 +451,12 @@ async def _register_list(server: Server, link: Upstream, what: str, *,
             "name": t.name, "title": t.title, "description": t.description,
             "mime_type": t.mime_type, "annotations": t.annotations, "icons": t.icons,
             "meta": t.meta}))) for t in templates]
+    link.fresh.heard(what, [hint for (method, _), hint in client.cache.hints.items()
+                            if method in UPSTREAM[what]], modern=client.era == "modern")
+    digest = repr([entry for _, entry in adds])
+    if replace and link.listed.get(what) == digest:
+        return  # listed again, nothing changed: no list_changed downstream
+    link.listed[what] = digest
     if replace:
         drop = {"tools": server.remove_tool, "prompts": server.remove_prompt,
                 "resources": server.remove_resource}[what]
