@@ -256,3 +256,47 @@ def test_read_whole_takes_a_known_length_body_in_one_read_within_its_limit() -> 
             server.close()
 
     asyncio.run(main())
+
+
+def test_post_answers_a_lean_response_with_httpx_header_semantics_and_a_decoded_aread() -> None:
+    import gzip
+
+    packed = gzip.compress(b'{"ok": true}')
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        if n == 1:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Twice: a\r\n"
+                         b"x-twice: b\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s"
+                         % (len(packed), packed))
+        else:
+            writer.write(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /mcp/\r\n"
+                         b"Content-Length: 0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    async def main() -> None:
+        server, url, opened = await serve(script)
+        pool = Http11Pool()
+        try:
+            response = await pool.post(url, {}, b"{}")
+            assert response.status_code == 200 and not response.is_redirect
+            assert response.headers.get("Content-Type") == "application/json"
+            assert response.headers["X-TWICE"] == "a, b"  # repeated: joined, as httpx does
+            assert "content-encoding" in response.headers and "Nope" not in response.headers
+            assert response.headers.get("missing", "") == ""
+            assert not response.is_stream_consumed
+            with pytest.raises(httpx.ResponseNotRead, match="read"):
+                _ = response.content
+            assert await response.aread() == b'{"ok": true}'  # Content-Encoding undone
+            assert response.is_stream_consumed and response.content == b'{"ok": true}'
+            await response.aclose()
+            response = await pool.post(url, {}, b"{}")  # the same connection, given back
+            assert response.status_code == 307 and response.is_redirect
+            assert response.headers["location"] == "/mcp/"
+            await response.aclose()
+            assert len(opened) == 1
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())

@@ -30,7 +30,7 @@ from rondo.client.limits import (
     positive,
 )
 from rondo.client.transports import Incoming, Json, is_response, is_server_request
-from rondo.client.transports.http11 import Http11Pool
+from rondo.client.transports.http11 import Http11Pool, LeanResponse
 from rondo.client.transports.sse import SseParser, bounded_lines, events
 from rondo.wire.era import sent_legacy
 from rondo.wire.headers import encode_value
@@ -38,6 +38,8 @@ from rondo.wire.inflate import ACCEPT_ENCODING, InflateError, TooLarge, body_of
 from rondo.wire.meta import NAME_FIELDS, PROTOCOL_VERSION
 
 from ...wire.errors import DECODE_ERRORS
+
+Answer = httpx.Response | LeanResponse  # Http11Pool.post's answer, or httpx's
 
 _ACCEPT = "application/json, text/event-stream"
 # What notify(), error bodies and DELETE may make us read (only the start of it is shown).
@@ -113,6 +115,7 @@ class HttpTransport:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 body, sent = msgspec.json.encode(message), self._headers(message, headers)
+                response: Answer
                 for _ in range(_MAX_REDIRECTS + 1):
                     lean = self._lean
                     if lean is not None:
@@ -219,7 +222,7 @@ class HttpTransport:
         if self._own_client:
             await client.aclose()
 
-    def _redirected(self, response: httpx.Response) -> bool:
+    def _redirected(self, response: Answer) -> bool:
         """Follow a 307/308 within the server's origin (e.g. Starlette's `/mcp` -> `/mcp/`):
         the endpoint is taken to live there from now on. Anything else that redirects is an
         error naming where it pointed: off the origin, our headers (credentials included)
@@ -272,7 +275,7 @@ class HttpTransport:
 
     # -- answers -------------------------------------------------------------------------------
 
-    async def _read_answer(self, response: httpx.Response, rid: Any, stack: contextlib.AsyncExitStack) -> Json:
+    async def _read_answer(self, response: Answer, rid: Any, stack: contextlib.AsyncExitStack) -> Json:
         ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype == "text/event-stream" and response.status_code < 300:
             return await self._read_stream(response, rid, stack)
@@ -293,7 +296,7 @@ class HttpTransport:
             raise ProtocolError(f"server answered HTTP {response.status_code} with no body to request {rid!r}")
         raise ProtocolError("server answered with JSON that is not a JSON-RPC response")
 
-    async def _read_stream(self, response: httpx.Response, rid: Any, stack: contextlib.AsyncExitStack) -> Json:
+    async def _read_stream(self, response: Answer, rid: Any, stack: contextlib.AsyncExitStack) -> Json:
         parser = self._parser()
         reconnects = 0
         while True:
@@ -377,12 +380,12 @@ class HttpTransport:
     def _parser(self) -> SseParser:
         return SseParser(max_event=self.max_event)
 
-    def _lines(self, response: httpx.Response) -> AsyncIterator[str]:
+    def _lines(self, response: Answer) -> AsyncIterator[str]:
         # No cap on the stream's total (it may live for hours): each decoded piece is bounded
         # and bounded_lines refuses any line over max_event as it grows.
         return bounded_lines(self._decoded(response, None), self.max_event)
 
-    async def _decoded(self, response: httpx.Response, limit: int | None) -> AsyncIterator[bytes]:
+    async def _decoded(self, response: Answer, limit: int | None) -> AsyncIterator[bytes]:
         """The body, Content-Encoding undone as it is read, never more than `limit` bytes."""
         try:
             async for piece in body_of(response, limit):
@@ -392,7 +395,7 @@ class HttpTransport:
         except InflateError as exc:
             raise ProtocolError(f"server's answer refused: {exc}") from None
 
-    async def _read_body(self, response: httpx.Response, limit: int, *, truncate: bool = False) -> bytes:
+    async def _read_body(self, response: Answer, limit: int, *, truncate: bool = False) -> bytes:
         """The decoded body; beyond `limit` a ProtocolError, or with `truncate` its first
         `limit` bytes (an error body is shown, not needed whole)."""
         length = response.headers.get("content-length", "")

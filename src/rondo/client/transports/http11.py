@@ -13,7 +13,9 @@ closed before answering anything is retried once on a fresh one. Plain `http` an
 
 `Http11Pool.post` skips httpx's client as well (no URL parsing, header merging, cookie jar or
 auth flow per request): `HttpTransport` sends its POSTs there when it was given this pool and
-no `auth=`, and reads the answer from the `httpx.Response` it returns as from any other.
+no `auth=`. Its answer is a `LeanResponse`, not an `httpx.Response`: the status, the headers as
+a plain dict (names lower-cased, repeated ones joined with ", " as httpx does), and the same
+streamed body, without httpx's header and response models built around them for each call.
 """
 
 from __future__ import annotations
@@ -46,6 +48,75 @@ class _Conn:
         self.writer.close()
 
 
+_REDIRECTS = frozenset((301, 302, 303, 307, 308))
+
+
+class LeanHeaders(dict[str, str]):
+    """A response's headers: lower-cased names, latin-1 values, repeated ones joined."""
+
+    __slots__ = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return dict.get(self, key.lower(), default)
+
+    def __getitem__(self, key: str) -> str:
+        return dict.__getitem__(self, key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key.lower() if isinstance(key, str) else key)
+
+
+class LeanResponse:
+    """What `Http11Pool.post` answers: the part of an `httpx.Response` that `HttpTransport` and
+    `wire.inflate.body_of` read (status, headers, the raw body stream), nothing built besides."""
+
+    __slots__ = ("status_code", "headers", "stream", "_content")
+
+    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], stream: _Body) -> None:
+        self.status_code = status
+        found = LeanHeaders()
+        for name, value in headers:
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            found[key] = f"{found[key]}, {text}" if key in found else text
+        self.headers = found
+        self.stream = stream
+        self._content: bytes | None = None
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in _REDIRECTS and "location" in self.headers
+
+    @property
+    def is_stream_consumed(self) -> bool:
+        return self._content is not None
+
+    @property
+    def content(self) -> bytes:
+        """The decoded body, once `aread` has read it."""
+        if self._content is None:
+            raise httpx.ResponseNotRead()
+        return self._content
+
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body as it arrives (Content-Encoding not undone)."""
+        async for piece in self.stream:
+            yield piece
+
+    async def aread(self) -> bytes:
+        """The whole body, Content-Encoding undone (unbounded: `wire.inflate.read_body` bounds)."""
+        if self._content is None:
+            from rondo.wire.inflate import body_of
+
+            body = bytearray()
+            async for piece in body_of(self, None):
+                body += piece
+            self._content = bytes(body)
+        return self._content
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
 class Http11Pool(httpx.AsyncBaseTransport):
     """See the module docstring. `max_idle` bounds the idle connections kept per origin."""
 
@@ -68,10 +139,13 @@ class Http11Pool(httpx.AsyncBaseTransport):
             head += name + b": " + value + b"\r\n"
         head += b"\r\n"
         timeouts = request.extensions.get("timeout") or {}
-        return await self._exchange(origin, bytes(head) + body, timeouts.get("connect"), request)
+        status, headers, stream = await self._exchange(origin, bytes(head) + body,
+                                                       timeouts.get("connect"), request)
+        return httpx.Response(status, headers=headers, stream=stream,
+                              extensions={"http_version": b"HTTP/1.1"})
 
     async def post(self, url: str, headers: Mapping[str, str], body: bytes, *,
-                   connect_timeout: float | None = None) -> httpx.Response:
+                   connect_timeout: float | None = None) -> LeanResponse:
         """A POST without httpx's client around it: no cookie jar, no auth flow, redirects not
         followed (the caller sees them), headers sent as given (plus Host, Content-Length and
         User-Agent). The response's body streams from the connection; close it to give the
@@ -100,11 +174,13 @@ class Http11Pool(httpx.AsyncBaseTransport):
                 raise httpx.LocalProtocolError(f"header {name!r} is not latin-1") from None
         lines = b"".join(parts)
         message = b"%sContent-Length: %d\r\n%s\r\n%s" % (start, len(body), lines, body)
-        return await self._exchange(origin, message, connect_timeout, None)
+        return LeanResponse(*await self._exchange(origin, message, connect_timeout, None))
 
     async def _exchange(self, origin: Origin, message: bytes, connect_timeout: float | None,
-                        request: httpx.Request | None) -> httpx.Response:
-        """Send one request (all its bytes) and read the head of its answer."""
+                        request: httpx.Request | None
+                        ) -> tuple[int, list[tuple[bytes, bytes]], _Body]:
+        """Send one request (all its bytes) and read the head of its answer: its status, its
+        headers and its body's stream."""
         for attempt in (0, 1):
             conn = self._take(origin) if attempt == 0 else None
             reused = conn is not None
@@ -125,9 +201,7 @@ class Http11Pool(httpx.AsyncBaseTransport):
             except BaseException:
                 conn.close()  # cancelled mid-exchange: the connection's state is unknown
                 raise
-            stream = _Body(self, origin, conn, request, status, headers, version)
-            return httpx.Response(status, headers=headers, stream=stream,
-                                  extensions={"http_version": b"HTTP/1.1"})
+            return status, headers, _Body(self, origin, conn, request, status, headers, version)
         raise AssertionError("unreachable")
 
     async def _open(self, origin: Origin, timeout: float | None,
