@@ -408,3 +408,68 @@ def test_a_parent_without_children_middleware_gets_no_wrap() -> None:
     parent, _, _ = build()
     assert "dev.rondo/gateway-child-middleware" not in parent.extensions
     assert parent.core.express  # the fast lane stays on
+
+
+def tasks_child(tasks: Any) -> rondo.Server:
+    child = rondo.Server("jobs")
+    if tasks is not None:
+        child.extension(tasks)
+
+    @child.tool(task="required")
+    async def slow(n: int, ctx: rondo.Context) -> str:
+        """A task-run tool."""
+        await ctx.start_task("starting")
+        await asyncio.sleep(0)
+        return f"done {n}"
+
+    return child
+
+
+def test_a_mounted_task_tool_runs_as_a_task_through_a_plain_parent() -> None:
+    from rondo.tasks import Tasks
+    from tests.helpers.tasks_helpers import TASKS, Peer
+
+    tasks = Tasks(ttl_ms=12_345)  # a setting of the child's own, to tell its instance apart
+    parent = rondo.Server("plain")
+    mount(parent, tasks_child(tasks), namespace="jobs")
+    assert parent.extensions[TASKS] is tasks  # carried at mount time, not a default
+
+    async def go() -> None:
+        async with parent.started():
+            peer = Peer(parent)
+            caps = (await peer.result("server/discover"))["capabilities"]
+            assert caps["extensions"] == {TASKS: {}}
+            made = await peer.tool("jobs_slow", {"n": 7})
+            assert made["resultType"] == "task" and made["ttlMs"] == 12_345
+            done = await peer.until(made["taskId"])
+            assert done["status"] == "completed"
+            assert done["result"]["content"] == [{"type": "text", "text": "done 7"}]
+
+    asyncio.run(go())
+
+
+def test_a_mounted_task_tool_runs_synchronously_for_a_legacy_client() -> None:
+    from rondo.tasks import Tasks
+
+    parent = rondo.Server("plain")
+    mount(parent, tasks_child(Tasks()), namespace="jobs")
+
+    async def go() -> None:
+        async with Client(parent, protocol="2025-11-25") as client:
+            assert (await client.call_tool("jobs_slow", {"n": 2})).text == "done 2"
+
+    asyncio.run(go())
+
+
+def test_tool_option_extensions_the_parent_has_as_another_instance_are_refused() -> None:
+    from rondo.tasks import Tasks
+    from tests.helpers.tasks_helpers import TASKS
+
+    parent = rondo.Server("p")
+    mine = parent.extension(Tasks())
+    with pytest.raises(ValueError, match="each install their own 'io.modelcontextprotocol/tasks'"):
+        mount(parent, tasks_child(Tasks()), namespace="jobs")
+    assert "jobs_slow" not in parent.tools  # refused before anything was brought in
+    mount(parent, tasks_child(mine), namespace="same")  # one instance on both: fine
+    mount(parent, tasks_child(None), namespace="bare")  # none on the child: the parent's serves
+    assert parent.extensions[TASKS] is mine

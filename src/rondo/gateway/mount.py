@@ -217,7 +217,9 @@ def mount(parent: Server, child: Server, *, namespace: str,
     with one the parent has or is longer than 128 characters, a resource URI both serve.
 
     The child's server-wide middleware runs for requests that reach its components, in its
-    order, inside the parent's middleware (gateway/carried.py).
+    order, inside the parent's middleware (gateway/carried.py). The child's extensions that
+    serve tool options (tasks, for `task=` tools) are installed on the parent when it has none
+    of that name; one it has as another instance is refused (ValueError).
     """
     if not isinstance(parent, Server) or not isinstance(child, Server):
         raise TypeError("mount(parent, child, namespace=...) takes two rondo.Server objects")
@@ -248,6 +250,9 @@ def mount(parent: Server, child: Server, *, namespace: str,
         if not _NAMESPACE_FREE.fullmatch(new):
             raise ValueError(f"rename= gives {new!r}, which is not a tool name "
                              "(A-Z a-z 0-9 _ - ., 1 to 128 characters)")
+    carried = _carried_extensions(parent, child)
+    for extension in carried:  # before the middleware wrap: the child's chain stays outside it
+        parent.extension(extension)
     if visible is not None and Visibility.name not in parent.extensions:
         parent.extension(Visibility(lambda: list(_mounts(parent).values())))
     if child.middleware and ChildMiddleware.name not in parent.extensions:
@@ -300,6 +305,28 @@ def _route_completions(parent: Server) -> None:
 
     parent.__dict__["_rondo_gateway_router"] = routed  # as _mounts keeps its table
     parent.completion(routed)
+
+
+def _carried_extensions(parent: Server, child: Server) -> list[Any]:
+    """The child's extensions that serve tool options (`tool_options`, e.g. tasks for `task=`)
+    the parent must install so the child's tools run as they do at home: those the parent
+    lacks. One the parent has as another instance is refused: one instance serves all of a
+    server's tools of that option, so either configuration (store, TTL, leases) would be
+    silently dropped for some tools."""
+    carried = []
+    for name, extension in child.extensions.items():
+        if not getattr(extension, "tool_options", ()):
+            continue
+        have = parent.extensions.get(name)
+        if have is None:
+            carried.append(extension)
+        elif have is not extension:
+            raise ValueError(
+                f"server {child.name!r} and server {parent.name!r} each install their own "
+                f"{name!r} extension; one instance serves every tool of a server, so mount "
+                "would drop one's configuration: install the same instance on both, or only "
+                "on the parent")
+    return carried
 
 
 def _mounts(parent: Server) -> dict[str, Mount]:
