@@ -473,3 +473,30 @@ def test_tool_option_extensions_the_parent_has_as_another_instance_are_refused()
     mount(parent, tasks_child(mine), namespace="same")  # one instance on both: fine
     mount(parent, tasks_child(None), namespace="bare")  # none on the child: the parent's serves
     assert parent.extensions[TASKS] is mine
+
+
+def test_a_childs_middleware_sees_the_task_answer_when_tasks_are_carried() -> None:
+    from rondo.tasks import Tasks
+    from tests.helpers.tasks_helpers import Peer
+
+    seen: list[str] = []
+
+    async def audit(request: Any, call_next: Any) -> Any:
+        result = await call_next(request)
+        seen.append(f"{request.name} -> {result.get('resultType')}")
+        return result
+
+    child = tasks_child(Tasks())
+    child.middleware = (audit,)
+    parent = rondo.Server("plain")
+    mount(parent, child, namespace="jobs")
+
+    async def go() -> None:
+        async with parent.started():
+            peer = Peer(parent)
+            made = await peer.tool("jobs_slow", {"n": 1})
+            assert (await peer.until(made["taskId"]))["status"] == "completed"
+
+    asyncio.run(go())
+    # Outside the task, as on the child served alone: it saw the call answered with the task.
+    assert seen == ["slow -> task"]
