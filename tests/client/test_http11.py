@@ -300,3 +300,34 @@ def test_post_answers_a_lean_response_with_httpx_header_semantics_and_a_decoded_
             server.close()
 
     asyncio.run(main())
+
+
+def test_a_checked_header_line_is_remembered_and_a_bad_one_never_is() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        return True
+
+    async def main() -> None:
+        server, url, opened = await serve(script)
+        pool = Http11Pool()
+        try:
+            for _ in range(2):
+                response = await pool.post(url, {"Mcp-Name": "add"}, b"{}")
+                assert await response.aread() == b"ok"
+                await response.aclose()
+            assert pool._lines == {("Mcp-Name", "add"): b"Mcp-Name: add\r\n"}
+            for _ in range(2):  # refused each time: a refusal is not remembered
+                with pytest.raises(httpx.LocalProtocolError, match="CR or LF"):
+                    await pool.post(url, {"Mcp-Name": "a\r\nX: 1"}, b"{}")
+            assert len(pool._lines) == 1
+            for n in range(300):  # the memo stays bounded
+                response = await pool.post(url, {"X-N": str(n)}, b"{}")
+                await response.aread()
+                await response.aclose()
+            assert len(pool._lines) <= 256
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())

@@ -612,3 +612,15 @@ def test_any_param_value_round_trips_through_its_header(region, other):
         response, messages = send(message, headers)
         assert response.status_code == 400
         assert error_of(response, messages)["code"] == HEADER_MISMATCH
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FF), max_size=12))
+def test_a_value_travels_plain_exactly_when_every_character_is_printable_ascii(value: str) -> None:
+    from rondo.wire.headers import plain_header_value
+
+    by_rule = (value == value.strip(" \t") and not (value.startswith("=?base64?")
+                                                    and value.endswith("?="))
+               and all(0x20 <= ord(c) < 0x7F for c in value))
+    assert plain_header_value(value) is by_rule
+    assert (encode_value(value) == value) is by_rule

@@ -23,7 +23,7 @@ def plain_header_value(value: str) -> bool:
         return False
     if value.startswith(_PREFIX) and value.endswith(_SUFFIX):
         return False
-    return all(0x20 <= ord(c) < 0x7F for c in value)
+    return value.isascii() and value.isprintable()  # every character in 0x20..0x7E
 
 
 def encode_value(value: Any) -> str:

@@ -127,6 +127,7 @@ class Http11Pool(httpx.AsyncBaseTransport):
         self._idle: dict[Origin, list[_Conn]] = {}
         self._ssl: ssl.SSLContext | None = None
         self._targets: dict[str, tuple[Origin, bytes]] = {}
+        self._lines: dict[tuple[str, str], bytes] = {}  # (name, value): its checked line
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -164,14 +165,15 @@ class Http11Pool(httpx.AsyncBaseTransport):
                 self._targets.pop(next(iter(self._targets)))
         origin, start = target
         parts = []
-        for name, value in headers.items():
-            if "\r" in value or "\n" in value or not _TOKEN.fullmatch(name):
-                raise httpx.LocalProtocolError(f"header {name[:40]!r} holds CR or LF, or its "
-                                               "name is not a token")
-            try:
-                parts.append(b"%s: %s\r\n" % (name.encode("ascii"), value.encode("latin-1")))
-            except UnicodeEncodeError:
-                raise httpx.LocalProtocolError(f"header {name!r} is not latin-1") from None
+        lines_of = self._lines
+        for item in headers.items():
+            line = lines_of.get(item)
+            if line is None:
+                line = _header_line(*item)
+                if len(lines_of) >= 256:  # a bounded memo of the header lines checked before
+                    lines_of.clear()
+                lines_of[item] = line
+            parts.append(line)
         lines = b"".join(parts)
         message = b"%sContent-Length: %d\r\n%s\r\n%s" % (start, len(body), lines, body)
         return LeanResponse(*await self._exchange(origin, message, connect_timeout, None))
@@ -244,6 +246,18 @@ class Http11Pool(httpx.AsyncBaseTransport):
             for conn in idle:
                 conn.close()
         self._idle.clear()
+
+
+def _header_line(name: str, value: str) -> bytes:
+    """`Name: value` and its CRLF, refused unless the name is a token and the value latin-1
+    without CR or LF."""
+    if "\r" in value or "\n" in value or not _TOKEN.fullmatch(name):
+        raise httpx.LocalProtocolError(f"header {name[:40]!r} holds CR or LF, or its "
+                                       "name is not a token")
+    try:
+        return b"%s: %s\r\n" % (name.encode("ascii"), value.encode("latin-1"))
+    except UnicodeEncodeError:
+        raise httpx.LocalProtocolError(f"header {name!r} is not latin-1") from None
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
