@@ -44,6 +44,7 @@ from .listcache import UPSTREAM, Freshness, ListRefresh
 from .supervise import Restart
 from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
 from .transform import upstream_tags
+from .updates import MAX_WATCHED, ResourceWatch
 
 if TYPE_CHECKING:
     from .bridge.relay import Bridge
@@ -117,6 +118,9 @@ class Upstream:
         self.max_rounds = MAX_ROUNDS  # input rounds one relayed request may take
         self.sse = False  # a URL of the 2024-11-05 HTTP+SSE transport (an mcp.json "sse" entry)
         self.max_response = MAX_RESPONSE  # bytes of one upstream HTTP answer (or SSE event)
+        self.server: Server | None = None  # the proxy serving this link (its updates go there)
+        self.watched: set[str] = set()  # URIs subscribed upstream (gateway/updates.py)
+        self.rewatch: asyncio.Event | None = None  # set: reopen the modern listen stream
         self.listed: dict[str, str] = {}  # what each list held when last listed (repr)
         self.fresh = Freshness()  # how long each listed list is fresh (gateway/listcache.py)
 
@@ -163,11 +167,35 @@ class Upstream:
         if message.get("method") == "notifications/message":
             pass_on_log(message.get("params"))
             return
+        if message.get("method") == "notifications/resources/updated":
+            params = message.get("params")
+            uri = params.get("uri") if isinstance(params, Mapping) else None
+            if isinstance(uri, str) and uri in self.watched and self.server is not None:
+                self.server.notify_resource_updated(uri)
+            return
         what = _LISTS.get(str(message.get("method")))
         client = self.client
         if what is not None and self.changes is not None and client is not None \
                 and client.era == "legacy":
             self.changes.put_nowait(what)
+
+    async def watch(self, uri: str) -> None:
+        """A downstream client subscribed to `uri`: subscribe upstream once (bounded)."""
+        client = self.client
+        if uri in self.watched or client is None or len(self.watched) >= MAX_WATCHED:
+            return
+        if not ((client.server_capabilities or {}).get("resources") or {}).get("subscribe"):
+            return
+        self.watched.add(uri)
+        if client.era == "legacy":
+            try:
+                await client.request("resources/subscribe", {"uri": uri})
+            except (ClientError, McpError, OSError) as exc:
+                self.watched.discard(uri)
+                log.warning("upstream %s: cannot subscribe to a resource: %s", self.identity,
+                            _clip(str(exc)))
+        elif self.rewatch is not None:
+            self.rewatch.set()  # the follower reopens its listen stream with this URI too
 
     async def relay(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
         """One round of `method` upstream: the final result, or `InputRequired` to relay."""
@@ -359,6 +387,8 @@ def proxy(
                         _clip(str(exc)))
 
     server.extension(ListRefresh(link.fresh, relist))
+    server.extension(ResourceWatch(link))
+    link.server = server
 
     @server.lifespan
     async def connect(_: Server) -> AsyncIterator[None]:
@@ -411,6 +441,7 @@ async def _serving(server: Server, link: Upstream, client: Client) -> AsyncItera
     finally:
         link.client = None
         link.changes = None
+        link.watched.clear()  # a new connection is subscribed again as clients subscribe
         server.completion_handler = None
 
 
@@ -491,19 +522,48 @@ async def _follow(server: Server, link: Upstream) -> None:
         except (ClientError, McpError, OSError) as exc:
             log.warning("upstream %s: cannot list its %s again: %s", link.identity, what, exc)
 
-    if client.era == "modern" and wanted:
-        try:
-            async with client.listen(tools="tools" in wanted, prompts="prompts" in wanted,
-                                     resources="resources" in wanted) as stream:
-                async for note in stream:
-                    what = _LISTS.get(str(note.get("method")))
-                    if what is not None:
-                        await redo(what)
-        except (ClientError, McpError, OSError) as exc:
-            log.warning("upstream %s: list changes not followed: %s", link.identity, exc)
-        return
+    if client.era == "modern":
+        while True:  # reopened whenever a downstream client subscribes to a new URI
+            rewatch = link.rewatch = asyncio.Event()
+            if not wanted and not link.watched:
+                await rewatch.wait()
+                continue
+            try:
+                async with client.listen(tools="tools" in wanted, prompts="prompts" in wanted,
+                                         resources="resources" in wanted,
+                                         resource_uris=sorted(link.watched)) as stream:
+                    if not await _until_rewatched(stream, rewatch, redo):
+                        return
+            except (ClientError, McpError, OSError) as exc:
+                log.warning("upstream %s: list changes not followed: %s", link.identity, exc)
+                return
     while True:
         await redo(await changes.get())
+
+
+async def _until_rewatched(stream: Any, rewatch: asyncio.Event, redo: Any) -> bool:
+    """Follow `stream` (list changes; resource updates reach `Upstream._heard`) until it ends
+    (False) or `rewatch` is set (True: reopen it with the URIs so far)."""
+
+    async def consume() -> None:
+        async for note in stream:
+            what = _LISTS.get(str(note.get("method")))
+            if what is not None:
+                await redo(what)
+
+    reader = asyncio.ensure_future(consume())
+    waiter = asyncio.ensure_future(rewatch.wait())
+    try:
+        await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (reader, waiter):
+            task.cancel()
+        for task in (reader, waiter):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if reader.done() and not reader.cancelled() and reader.exception() is not None:
+        raise reader.exception()  # type: ignore[misc]
+    return rewatch.is_set()
 
 
 def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
