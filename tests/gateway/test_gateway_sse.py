@@ -213,3 +213,46 @@ def test_an_sse_upstream_that_goes_away_is_connected_again() -> None:
         for proc in (first, second):
             if proc is not None and proc.poll() is None:
                 stop(proc)
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_bare_sse_url_proxied_with_transport_sse(sse_url: str, protocol: str) -> None:
+    front = rondo.proxy(sse_url, transport="sse", timeout=10)
+
+    async def go() -> None:
+        async with front.started(), Client(front, protocol=protocol) as client:
+            assert sorted(t.name for t in await client.list_tools()) == ["add", "shout"]
+            assert (await client.call_tool("shout", {"text": "hi"})).text == "HI"
+            got = await client.get_prompt("greet", {"name": "Cy"})
+            assert got.messages[0].content == {"type": "text", "text": "Hello Cy"}
+
+    asyncio.run(go())
+
+
+def test_rondo_proxy_transport_sse_flag(sse_url: str) -> None:
+    """`rondo proxy --transport sse URL`, a real process served over stdio, in front of the
+    official SDK's SSE server."""
+    import sys
+
+    command = [sys.executable, "-m", "rondo", "proxy", "--transport", "sse", sse_url,
+               "--timeout", "10"]
+
+    async def go() -> None:
+        async with Client(command, timeout=30) as client:
+            assert sorted(t.name for t in await client.list_tools()) == ["add", "shout"]
+            assert (await client.call_tool("add", {"a": 20, "b": 22})).text == "42"
+
+    asyncio.run(go())
+
+
+def test_transport_is_checked_at_construction(capsys: pytest.CaptureFixture[str]) -> None:
+    from rondo.cli import main
+
+    with pytest.raises(ValueError, match="^transport must be 'http' or 'sse', got 'ws'$"):
+        rondo.proxy("http://127.0.0.1:1/sse", transport="ws")
+    with pytest.raises(ValueError, match="^transport= goes with an upstream given as a URL$"):
+        rondo.proxy(["python", "server.py"], transport="sse")
+    assert main(["proxy", "--transport", "sse", "python server.py"]) == 2
+    assert "--transport goes with an upstream URL" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="2"):
+        main(["proxy", "--transport", "ws", "http://127.0.0.1:1/sse"])

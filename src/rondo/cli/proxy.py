@@ -70,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
                         "(default 1000)")
     p.add_argument("--max-rounds", type=_count, default=16, metavar="N",
                    help="--bridge replay: input rounds one call may take (default 16)")
+    p.add_argument("--transport", choices=("http", "sse"), default=None,
+                   help="how to reach an upstream URL: Streamable HTTP (default) or the "
+                        "2024-11-05 HTTP+SSE transport (the URL is its SSE endpoint)")
     p.add_argument("--name", default="rondo-proxy", help="the proxy's server name")
     return p
 
@@ -109,6 +112,9 @@ def proxy_command(argv: list[str]) -> int:
     args, rest = parser().parse_known_args(argv)
     upstream: Any = args.upstream
     if not upstream.startswith(("http://", "https://")):
+        if args.transport is not None:
+            print("rondo proxy: --transport goes with an upstream URL", file=sys.stderr)
+            return 2
         upstream = shlex.split(upstream)
         if not upstream:
             print("rondo proxy: UPSTREAM is empty", file=sys.stderr)
@@ -124,6 +130,7 @@ def proxy_command(argv: list[str]) -> int:
     os.environ[PROXY_ENV] = json.dumps({
         "upstream": upstream, "name": args.name, "headers": dict(args.header),
         "timeout": args.timeout, "upstream_protocol": args.upstream_protocol,
+        "transport": args.transport,
         "bridge": args.bridge and {"mode": args.bridge, "hold_timeout": args.hold_timeout,
                                    "max_held": args.max_held, "max_rounds": args.max_rounds},
     })

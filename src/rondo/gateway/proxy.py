@@ -323,6 +323,7 @@ def proxy(
     must_connect: bool = True,
     max_rounds: int = MAX_ROUNDS,
     max_response: int = MAX_RESPONSE,
+    transport: str | None = None,
     **server_options: Any,
 ) -> Server:
     """A `rondo.Server` serving `upstream`: an http(s) URL, a command line as a list, or an
@@ -335,6 +336,9 @@ def proxy(
     proxy start without its upstream and keep connecting in the background. `max_rounds`
     bounds the input rounds of one relayed request (-32603 past it), `max_response` the bytes
     of one upstream HTTP answer or SSE event (-32603 "upstream unavailable" past it).
+    `transport="sse"` reaches a URL over the 2024-11-05 HTTP+SSE transport (the URL is the
+    server's SSE endpoint, e.g. `.../sse`); the default for a URL is Streamable HTTP
+    (`transport="http"`).
 
     `headers` are the proxy's own credentials for the upstream (never the client's);
     `timeout` bounds each upstream request, in seconds (default: the entry's, else 30); `upstream_protocol` pins the era spoken
@@ -351,7 +355,11 @@ def proxy(
         raise ValueError("a proxy seals the upstream's request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
     label: str | None = None
-    sse = False
+    if transport not in (None, "http", "sse"):
+        raise ValueError(f"transport must be 'http' or 'sse', got {transport!r}")
+    sse = transport == "sse"
+    if transport is not None and not isinstance(upstream, str):
+        raise ValueError("transport= goes with an upstream given as a URL")
     if isinstance(upstream, ServerEntry):
         sse = upstream.kind == "sse"
         headers = {**upstream.headers, **(headers or {})}

@@ -42,4 +42,5 @@ else:
         timeout=_config.get("timeout", 30.0),
         upstream_protocol=_config.get("upstream_protocol"),
         bridge=_bridge(_config.get("bridge")),
+        transport=_config.get("transport"),
     )
