@@ -145,3 +145,30 @@ def test_the_cache_records_the_hints_of_every_page_it_is_given() -> None:
     assert cache.hints == {("prompts/list", None): (0.0, "private")}
 
 
+
+
+@pytest.mark.parametrize("upstream_era", ["2025-11-25", "2026-07-28"])
+def test_the_upstreams_list_changed_is_passed_on_even_when_the_entries_look_the_same(
+        upstream_era: str) -> None:
+    # The upstream's word is relayed: something the proxy does not keep may have changed.
+    # (A refresh the proxy makes itself on a lapsed hint stays silent when nothing changed.)
+    up = rondo.Server("announcer")
+
+    @up.tool
+    def announce() -> str:
+        """Tells listeners the tool list changed, without changing it."""
+        up.notify_tools_changed()
+        return "announced"
+
+    with served(up.asgi()) as (url, _):
+        front = rondo.proxy(url, upstream_protocol=upstream_era, timeout=10.0)
+
+        async def go() -> None:
+            async with front.started(), Client(front) as client:
+                async with client.listen(tools=True) as sub:
+                    assert (await client.call_tool("announce")).text == "announced"
+                    note = await asyncio.wait_for(sub.__anext__(), 10)
+                    assert note["method"] == "notifications/tools/list_changed"
+                assert [t.name for t in await client.list_tools()] == ["announce"]
+
+        asyncio.run(go())

@@ -464,14 +464,14 @@ async def _register(server: Server, link: Upstream) -> None:
 
 
 async def _register_list(server: Server, link: Upstream, what: str, *,
-                         replace: bool = False) -> None:
+                         replace: bool = False) -> bool:
     """List the upstream's `what` and register a relay for each entry. With `replace`, what
     this link registered there before is dropped first, in the same step as the new entries
     are added (no await between), so no request sees the list empty."""
     client = link.client
     assert client is not None
     if what not in (client.server_capabilities or {}):
-        return
+        return False
     for method in UPSTREAM[what]:  # pages of an earlier listing do not speak for this one
         client.cache.invalidate(method)
     adds: list[Any] = []
@@ -494,7 +494,7 @@ async def _register_list(server: Server, link: Upstream, what: str, *,
                             if method in UPSTREAM[what]], modern=client.era == "modern")
     digest = repr([entry for _, entry in adds])
     if replace and link.listed.get(what) == digest:
-        return  # listed again, nothing changed: no list_changed downstream
+        return False  # listed again, nothing changed: no swap (the caller decides on telling)
     link.listed[what] = digest
     if replace:
         drop = {"tools": server.remove_tool, "prompts": server.remove_prompt,
@@ -508,11 +508,20 @@ async def _register_list(server: Server, link: Upstream, what: str, *,
             _add_resource(server, link, *entry)
         else:
             add(server, link, entry)
+    return True
+
+
+_TELL = {"tools": Server.notify_tools_changed, "prompts": Server.notify_prompts_changed,
+         "resources": Server.notify_resources_changed}
 
 
 async def _refresh(server: Server, link: Upstream, what: str) -> None:
-    """The upstream's `what` list changed: list it again and swap the relays."""
-    await _register_list(server, link, what, replace=True)
+    """The upstream's `what` list changed: list it again and swap the relays. The upstream's
+    word is passed on even when the entries the proxy keeps look the same (something it does
+    not keep may have changed); only a refresh the proxy makes itself on a lapsed cache hint
+    stays silent when nothing changed."""
+    if not await _register_list(server, link, what, replace=True):
+        _TELL[what](server)
 
 
 async def _follow(server: Server, link: Upstream) -> None:
