@@ -7,6 +7,8 @@ returns). `request` returns the response whose id matches; `notify` sends a noti
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shlex
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, cast
@@ -33,6 +35,33 @@ class Transport(Protocol):
     async def after_handshake(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+async def answered(pending: dict[Any, asyncio.Future[Json]], message: Json,
+                   send: Callable[[Json], Awaitable[None]]) -> Json:
+    """Send a request over a transport whose answers arrive on another path (a reader that
+    resolves `pending[id]`) and await its answer. Cancelled before the answer, the server is
+    told (the only way to cancel there is to say so; a late answer is then ignored):
+    cancelling the caller cancels the awaited future too, so "cancelled" means unanswered."""
+    rid = message["id"]
+    future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
+    pending[rid] = future
+    try:
+        await send(message)
+        return await future
+    except asyncio.CancelledError:
+        if future.cancelled() or not future.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(send(
+                    {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": rid, "reason": "cancelled by the client"}}))
+        raise
+    finally:
+        pending.pop(rid, None)
+        if future.done() and not future.cancelled():
+            # After a failed send the reader may fail this future too (the server's exit):
+            # the send's error is the one raised, so this one counts as seen.
+            future.exception()
 
 
 def is_server_request(message: Mapping[str, Any]) -> bool:

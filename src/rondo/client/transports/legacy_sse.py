@@ -31,7 +31,7 @@ from rondo.client.limits import (
     callback_failure,
     positive,
 )
-from rondo.client.transports import Incoming, Json, is_response, is_server_request
+from rondo.client.transports import Incoming, Json, answered, is_response, is_server_request
 from rondo.client.transports.sse import SseParser, bounded_lines, events
 
 from ...wire.errors import DECODE_ERRORS
@@ -89,23 +89,7 @@ class SseTransport:
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
         self._check_open()
-        rid = message["id"]
-        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = future
-        try:
-            await self._post(message)
-            return await future
-        except asyncio.CancelledError:
-            if not future.done():
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self._post(
-                        {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                         "params": {"requestId": rid, "reason": "cancelled by the client"}}))
-            raise
-        finally:
-            self._pending.pop(rid, None)
-            if future.done() and not future.cancelled():
-                future.exception()  # seen: the one raised is the caller's
+        return await answered(self._pending, message, self._post)
 
     async def notify(self, message: Json) -> None:
         self._check_open()

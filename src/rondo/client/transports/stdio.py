@@ -24,7 +24,7 @@ from rondo.client.limits import (
     ServerRequestGate,
     callback_failure,
 )
-from rondo.client.transports import Incoming, Json, is_response, is_server_request
+from rondo.client.transports import Incoming, Json, answered, is_response, is_server_request
 
 from ...wire.errors import DECODE_ERRORS
 
@@ -118,29 +118,10 @@ class StdioTransport:
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
         self._check_open()
-        rid = message["id"]
-        future: asyncio.Future[Json] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = future
         try:
-            await self._write(message)
-            return await future
-        except asyncio.CancelledError:
-            # The only way to cancel on stdio is to say so; late answers are then ignored.
-            # Cancelling this task cancels the awaited future too, so "cancelled" means unanswered.
-            if future.cancelled() or not future.done():
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self._write(
-                        {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                         "params": {"requestId": rid, "reason": "cancelled by the client"}}
-                    ))
-            raise
+            return await answered(self._pending, message, self._write)
         finally:
-            self._pending.pop(rid, None)
-            if future.done() and not future.cancelled():
-                # After a failed write the reader may fail this future too (the server's exit):
-                # the write's error is the one raised, so this one counts as seen.
-                future.exception()
-            self._remember(rid)
+            self._remember(message["id"])
 
     async def after_handshake(self) -> None:
         return None
