@@ -31,10 +31,10 @@ from gateway_peers_check import (
     NODE,
     RONDO,
     Mcpdo,
-    free_port,
     process,
     text_of,
 )
+from harness import free_port
 
 ERAS = {"modern": "2026-07-28", "legacy": "2025-11-25"}
 ROOTS = [{"uri": "file:///work/project", "name": "project"}]

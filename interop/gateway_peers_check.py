@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
+
+from harness import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("RONDO_PY", str(ROOT / ".venv" / "bin" / "python"))
@@ -61,12 +62,6 @@ EXPECT = {
     "python-sdk": {"tools": ["add", "ask_color"], "era": "modern"},
     "fastmcp": {"tools": ["add", "ask_color"], "era": "modern"},
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_http(url: str, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:

@@ -10,50 +10,18 @@ type, HTML and `_meta.ui` on listing and content), each compared with the fixtur
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from harness import free_port, inspector, wait
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("RONDO_PY", str(ROOT / ".venv" / "bin" / "python"))
-CLI = ROOT / "interop/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
 VIEW = "ui://orders/table"
 MIME = "text/html;profile=mcp-app"
 UI = {"csp": {"connectDomains": ["https://api.example.com"]}, "prefersBorder": True}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit("the fixture server exited")
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.1)
-    sys.exit("the fixture server did not start")
-
-
-def cli(node: str, url: str, *args: str) -> dict:
-    # the real path: the CLI runs only when argv[1] is its own file (not a symlinked node_modules)
-    done = subprocess.run([node, str(CLI.resolve()), url, *args], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
 
 
 def main() -> int:
@@ -67,16 +35,16 @@ def main() -> int:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait(url, proc)
-        tools = {t["name"]: t for t in cli(node, url, "--method", "tools/list")["tools"]}
+        tools = {t["name"]: t for t in inspector(node, url, "--method", "tools/list")["tools"]}
         assert tools["orders"]["_meta"] == {"ui": {"resourceUri": VIEW}, "ui/resourceUri": VIEW}, tools
         assert tools["confirm"]["_meta"]["ui"] == {"resourceUri": VIEW, "visibility": ["app"]}
         print("ok tools/list: orders links the view (nested and flat), confirm is app-only")
-        listed = [r for r in cli(node, url, "--method", "resources/list")["resources"]
+        listed = [r for r in inspector(node, url, "--method", "resources/list")["resources"]
                   if r["uri"] == VIEW]
         assert len(listed) == 1 and listed[0]["mimeType"] == MIME, listed
         assert listed[0]["_meta"]["ui"] == UI, listed
         print("ok resources/list: the view with its MIME type and _meta.ui")
-        [item] = cli(node, url, "--method", "resources/read", "--uri", VIEW)["contents"]
+        [item] = inspector(node, url, "--method", "resources/read", "--uri", VIEW)["contents"]
         assert item["mimeType"] == MIME and item["text"].startswith("<!doctype html>"), item
         assert item["_meta"]["ui"] == UI, item
         print("ok resources/read: the HTML as text/html;profile=mcp-app, _meta.ui on the content")

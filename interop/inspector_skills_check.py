@@ -8,47 +8,16 @@ skills/list`, `skills/get` and `resources/directory/read`, each answer compared 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
+
+from harness import free_port, inspector, wait
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("RONDO_PY", str(ROOT / ".venv" / "bin" / "python"))
-CLI = ROOT / "interop/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
 PDF = "skill://pdf-processing/SKILL.md"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit("the fixture server exited")
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            return
-        except urllib.error.HTTPError:
-            return
-        except OSError:
-            time.sleep(0.1)
-    sys.exit("the fixture server did not start")
-
-
-def cli(node: str, url: str, *args: str) -> dict:
-    done = subprocess.run([node, str(CLI), url, *args], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout)
 
 
 def main() -> int:
@@ -61,7 +30,7 @@ def main() -> int:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait(url, proc)
-        listing = cli(node, url, "--method", "skills/list")
+        listing = inspector(node, url, "--method", "skills/list")
         by_uri = {entry["uri"]: entry for entry in listing["skills"]}
         assert sorted(by_uri) == [PDF, "skill://release-notes/SKILL.md"], sorted(by_uri)
         files = [r["uri"] for r in by_uri[PDF]["resources"]]
@@ -69,10 +38,10 @@ def main() -> int:
                          "skill://pdf-processing/scripts/extract.py"], files
         assert all(r["digest"].startswith("sha256:") for r in by_uri[PDF]["resources"])
         print(f"ok skills/list: {len(by_uri)} skills, {len(files)} files in pdf-processing")
-        got = cli(node, url, "--method", "skills/get", "--uri", PDF)
+        got = inspector(node, url, "--method", "skills/get", "--uri", PDF)
         assert got["skill"] == by_uri[PDF]
         print("ok skills/get: the same entry as the listing")
-        top = cli(node, url, "--method", "resources/directory/read", "--uri", "skill://pdf-processing")
+        top = inspector(node, url, "--method", "resources/directory/read", "--uri", "skill://pdf-processing")
         dirs = sorted(r["uri"] for r in top["resources"] if r.get("mimeType") == "inode/directory")
         assert dirs == ["skill://pdf-processing/references", "skill://pdf-processing/scripts"], dirs
         print("ok resources/directory/read: both subdirectories as inode/directory")

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from harness import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = os.environ.get("RONDO_PY", str(ROOT / ".venv" / "bin" / "python"))
@@ -119,12 +120,6 @@ def walk(cli: Mcpdo, era: str) -> list[str]:
     assert text_of(cli.run("elicitation/respond", ask["elicitationId"], "--decline")) == "fay did not pick a color."
     done.append("declined answer")
     return done
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_http(url: str, proc: subprocess.Popen[bytes]) -> None:

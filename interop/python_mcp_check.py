@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from harness import free_port
 from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
@@ -112,12 +112,6 @@ async def flows(server: Any, mode: str) -> list[str]:
             raise AssertionError("changed arguments with the old state must be rejected")
         done.append("changed arguments with the old state rejected (-32602)")
     return done
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_http() -> tuple[subprocess.Popen[bytes], str]:
