@@ -216,3 +216,67 @@ def test_workers_sharing_one_address_with_a_redis_complete_every_flow(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_gateway_hold_with_two_workers_and_a_redis_forwards_to_the_holder(
+        upstream: str, redis_url: str, tmp_path: Any) -> None:
+    """`rondo gateway mcp.json --bridge hold --workers 2 --redis URL` (refused at start before:
+    the Redis hook reached the gateway, not its mounted proxies' bridges). Four flows run at
+    once, each round on a new connection; every flow completes with `book` run once per flow,
+    and the test, subscribed to the bridge channels itself, sees retries forwarded between
+    the workers (so rounds did reach the worker without the hold, and were served by the
+    holder)."""
+    import json
+
+    import redis
+
+    from rondo.state.keys import new_secret_text
+    from tests.gateway.test_gateway_cli import wait_for_line
+    from tests.helpers.fleet_parts import wait_http
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"old": {"url": upstream}}}))
+    watcher = redis.Redis.from_url(redis_url).pubsub()
+    watcher.psubscribe("rondo:bridge:*")
+    port = free_port()
+    env = {**os.environ, "RONDO_STATE_KEYS": f"k1:{new_secret_text()}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rondo", "gateway", str(config), "--http", str(port),
+         "--workers", "2", "--upstream-protocol", "2025-11-25", "--bridge", "hold",
+         "--redis", redis_url],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_for_line(proc, b"serving rondo-gateway at")
+        wait_http(f"http://127.0.0.1:{port}/healthz", timeout=20)
+
+        async def flow() -> str:
+            async with client(url) as c:
+                pending = await c.call_tool("old_book", {"room": "Blue"}, manual=True)
+            assert isinstance(pending, PendingCall)
+            assert list(pending.input_requests) == ["day"]
+            second = await _resume(url, pending, MONDAY)
+            assert isinstance(second, PendingCall)
+            return str((await _resume(url, second, TEN)).text)
+
+        async def go() -> None:
+            before = RUNS["book"]
+            for _ in range(3):
+                done = await asyncio.gather(*(flow() for _ in range(4)))
+                assert done == ["Blue booked for Monday at 10:00"] * 4
+            assert RUNS["book"] - before == 12
+
+        asyncio.run(go())
+        forwarded = 0
+        while (message := watcher.get_message(timeout=0.2)) is not None:
+            if message["type"] == "pmessage" and json.loads(message["data"]).get("t") == "q":
+                forwarded += 1
+        assert forwarded > 0
+    finally:
+        watcher.close()
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

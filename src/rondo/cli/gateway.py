@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from .proxy import _count, _seconds, _workers
+from .proxy import _count, _redis, _seconds, _workers
 
 
 def parser() -> argparse.ArgumentParser:
@@ -52,10 +52,11 @@ def gateway_command(argv: list[str]) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"rondo gateway: {exc}", file=sys.stderr)
         return 2
-    if args.bridge == "hold" and _workers(rest) > 1:
+    if args.bridge == "hold" and _workers(rest) > 1 and not _redis(rest):
         print("rondo gateway: --bridge hold keeps each held call in the process that began it, "
-              "and --workers N shares one address: use --bridge replay, or one worker",
-              file=sys.stderr)
+              "and --workers N shares one address, so a retry would reach a random worker: give "
+              "the workers a bus (--redis URL) to forward retries to the holder, or use "
+              "--bridge replay, or one worker", file=sys.stderr)
         return 2
     from ..gateway.proxy import PROXY_ENV
 

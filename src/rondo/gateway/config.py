@@ -59,8 +59,36 @@ def from_mcp_json(
         raise ValueError("a gateway seals its upstreams' request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
     parent = Server(name, **server_options)
+    children: list[Server] = []
     for entry in entries.values():
         child = proxy(entry, name=entry.name, upstream_protocol=upstream_protocol,
                       restart=restart, bridge=bridge, must_connect=False, warn_undocumented=False)
         mount(parent, child, namespace=entry.name, **dict((transforms or {}).get(entry.name, {})))
+        children.append(child)
+    if bridge is not None:
+        parent.extension(_UpstreamFleet(children))
     return parent
+
+
+class _UpstreamFleet:
+    """Hands `rondo run --redis`'s Redis to each mounted proxy's own fleet hooks (a hold
+    bridge's retry forwarding): `connect_redis` reaches the parent's extensions only, and the
+    proxies are mounted, not the served server. Advertises nothing, adds no method."""
+
+    name = "dev.rondo/gateway-upstream-fleet"
+
+    def __init__(self, children: list[Server]) -> None:
+        self._children = children
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None:
+        return None
+
+    def methods(self) -> tuple[()]:
+        return ()
+
+    def use_redis(self, url: str) -> None:
+        for child in self._children:
+            for extension in child.extensions.values():
+                hook = getattr(extension, "use_redis", None)
+                if hook is not None:
+                    hook(url)
