@@ -48,10 +48,20 @@ class Question:
         self.future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
 
 
+# What a form elicitation's `requestedSchema` holds (spec: "a restricted subset of JSON
+# Schema"); upstreams built on Pydantic add the model's `title`, which rondo's request checks
+# (and strict clients) refuse, so the bridge keeps only these when it passes a question on.
+_SCHEMA_KEYS = ("$schema", "type", "properties", "required")
+
+
 def downstream_request(method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The 2026-07-28 input request for a legacy question: no `elicitationId`, no `_meta`."""
-    return {"method": method,
-            "params": {k: v for k, v in params.items() if k not in ("_meta", "elicitationId")}}
+    """The 2026-07-28 input request for a legacy question: no `elicitationId`, no `_meta`, and
+    a form's `requestedSchema` cut to the keys the spec lists for it."""
+    kept = {k: v for k, v in params.items() if k not in ("_meta", "elicitationId")}
+    schema = kept.get("requestedSchema")
+    if method == "elicitation/create" and isinstance(schema, Mapping):
+        kept["requestedSchema"] = {k: v for k, v in schema.items() if k in _SCHEMA_KEYS}
+    return {"method": method, "params": kept}
 
 
 def fingerprint(request: Mapping[str, Any]) -> str:

@@ -1,14 +1,15 @@
 """The bridge's upstream sessions. A 2025-11-25 server learns what its client can answer only
 at `initialize`, and keeps per-session state (the roots it fetched, log levels, subscriptions),
-so each bridged call over HTTP gets a session of its own, initialized with exactly the input
+so each bridged call over HTTP (Streamable HTTP, or the 2024-11-05 SSE transport, where the
+session is a `GET` stream of its own) gets a session of its own, initialized with exactly the input
 capabilities (`elicitation`, `sampling`, `roots`) its downstream client declared, and closed
 when the call ends: nothing one client told the upstream reaches another's call. A stdio
 upstream is one process, one session: its calls share a session per capability set (opened on
 first use, at most 32).
 
 Each session's handlers do not answer: they hand the upstream's question to the flow whose
-call it belongs to (`flow.CURRENT`, the context the question was read in over HTTP; on a stdio
-upstream, the one flow open on that session, if there is exactly one).
+call it belongs to (`flow.CURRENT`, the context the question was read in over Streamable HTTP;
+otherwise the one flow open on that session: a per-call SSE session has exactly one).
 """
 
 from __future__ import annotations
@@ -137,7 +138,12 @@ class Sessions:
         # No per-request timeout: the bridge bounds each wait itself (the upstream's next step
         # by the proxy's timeout, the client's answer by the hold's).
         target: Any = link.target
-        if isinstance(target, str):  # every call's session on one shared HTTP client and pool
+        if isinstance(target, str) and link.sse:  # 2024-11-05: a stream of its own per call
+            from ...client.transports.legacy_sse import SseTransport
+
+            target = SseTransport(target, headers=link.headers or None, auth=link.auth,
+                                  max_event=link.max_response)
+        elif isinstance(target, str):  # every call's session on one shared HTTP client and pool
             from ...client.transports.http import HttpTransport
 
             target = HttpTransport(target, headers=link.headers or None, auth=link.auth,
