@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rondo.auth.facade import Facade, MemoryStore
-from rondo.auth.facade import facade as facade_module
+from rondo.auth.facade import access_tokens as facade_module
 from rondo.auth.facade.keys import pem_of
 from tests.helpers.facade_world import ISSUER, RESOURCE, SECRET, World, upstream
 

@@ -11,6 +11,8 @@ import msgspec
 from ..urls import is_loopback
 from .errors import OAuthError
 
+GRANT_CODE = "authorization_code"
+GRANT_REFRESH = "refresh_token"
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 MAX_REDIRECTS = 10
 MAX_URI = 2000

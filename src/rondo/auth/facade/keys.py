@@ -16,6 +16,7 @@ _INFO_SEAL = b"rondo.facade seal v1"
 _INFO_MAC = b"rondo.facade mac v1"
 _INFO_SIGN = b"rondo.facade signing-key id v1"
 _B64URL = re.compile(r"[A-Za-z0-9_-]*")
+OPAQUE = re.compile(r"[A-Za-z0-9_-]{16,128}")  # what random_token makes: codes, states, refresh tokens
 
 
 def b64(raw: bytes) -> str:
@@ -33,6 +34,11 @@ def digest(value: str) -> str:
 
 def random_token(nbytes: int = 32) -> str:
     return b64(os.urandom(nbytes))
+
+
+def s256(verifier: str) -> str:
+    """The PKCE S256 code challenge of a code verifier (RFC 7636 §4.2)."""
+    return b64(hashlib.sha256(verifier.encode()).digest())
 
 
 def _derive(secret: bytes, info: bytes) -> bytes:

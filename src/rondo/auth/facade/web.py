@@ -1,5 +1,6 @@
 """The little HTTP the facade's endpoints need, on raw ASGI: query and form parsing within a
-size cap, cookies, and the three kinds of answer (JSON, a redirect, a small HTML page)."""
+size cap, cookies, the three kinds of answer (JSON, a redirect, a small HTML page), and CORS
+for the endpoints browser-based clients call."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ PAGE_HEADERS = [(b"content-type", b"text/html; charset=utf-8"), (b"x-frame-optio
                 (b"content-security-policy",
                  b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
                 (b"referrer-policy", b"no-referrer"), *NO_STORE]
+
+
+# CORS preflight answer for the endpoints browser-based clients call (no cookies involved).
+PREFLIGHT = [(b"access-control-allow-origin", b"*"),
+             (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+             (b"access-control-allow-headers", b"authorization, content-type"),
+             (b"access-control-max-age", b"600"), (b"content-length", b"0")]
 
 
 class BadForm(Exception):
@@ -119,6 +127,28 @@ async def send_page(send: Send, status: int, title: str, body_html: str,
     headers = [*PAGE_HEADERS, (b"content-length", str(len(page)).encode()), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": page})
+
+
+async def send_error_page(send: Send, text: str, status: int = 400) -> None:
+    await send_page(send, status, "Sign-in failed", f"<p>{html.escape(text)}</p>")
+
+
+async def send_unavailable(send: Send) -> None:
+    await send_json(send, 503, {"error": "temporarily_unavailable", "error_description": "Try again later"},
+                    [(b"retry-after", b"5"), *NO_STORE])
+
+
+def with_cors(send: Send) -> Send:
+    """`send` with `Access-Control-Allow-Origin: *` added to the answer unless it has one."""
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", ()))
+            if not any(k == b"access-control-allow-origin" for k, _ in headers):
+                headers.append((b"access-control-allow-origin", b"*"))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def with_query(url: str, params: Mapping[str, str | None]) -> str:
