@@ -1,11 +1,15 @@
 """A rondo server behind the authorization facade, with a real OpenID provider upstream; served
 by `rondo run` in the facade's live tests. Configured by environment variables:
 FACADE_ISSUER (http://127.0.0.1:PORT), FACADE_IDP (the provider's issuer), FACADE_STORE
-("memory", "file:DIR" or a redis:// URL), FACADE_GRACE, FACADE_VERIFY_TTL."""
+("memory", "file:DIR" or a redis:// URL), FACADE_GRACE, FACADE_VERIFY_TTL, and
+FACADE_CLOCK_FILE: a file holding seconds every worker's facade clock runs ahead of the wall
+clock (read on each reading of the clock), so a test moves a whole fleet's clock at once."""
 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 import rondo
 from rondo.auth.facade import Facade, FileStore, MemoryStore, RedisStore, providers
@@ -15,6 +19,17 @@ ISSUER = os.environ["FACADE_ISSUER"]
 STORE = os.environ.get("FACADE_STORE", "memory")
 store = (MemoryStore() if STORE == "memory" else FileStore(STORE[5:]) if STORE.startswith("file:")
          else RedisStore(STORE))
+
+CLOCK_FILE = os.environ.get("FACADE_CLOCK_FILE")
+
+
+def clock() -> float:
+    """The wall clock, plus what FACADE_CLOCK_FILE says (nothing when it is unset or empty)."""
+    if CLOCK_FILE is None:
+        return time.time()
+    ahead = Path(CLOCK_FILE).read_text().strip()
+    return time.time() + (float(ahead) if ahead else 0.0)
+
 
 facade = Facade(
     issuer=ISSUER,
@@ -29,6 +44,7 @@ facade = Facade(
     scopes_supported=["mcp"],
     grace=float(os.environ.get("FACADE_GRACE", "30")),
     verify_ttl=float(os.environ.get("FACADE_VERIFY_TTL", "0")),
+    clock=clock,
 )
 server = rondo.Server("facaded", auth=facade.resource_server(),
                       state=rondo.StatePolicy(secret=b"a shared state secret of 32 bytes or more"))
