@@ -3,7 +3,6 @@ the SSRF rules), kept, and signs in like a registered one; anything unusable is 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx
@@ -11,7 +10,7 @@ import pytest
 
 from rondo.auth.facade.cimd import public, ttl_of
 from tests.helpers.components import module
-from tests.helpers.facade_world import World, s256
+from tests.helpers.facade_world import World, run, s256
 
 module("cryptography", "auth")
 URL = "https://app.example.com/oauth/client.json"
@@ -39,10 +38,6 @@ def world(docs: Documents, addresses: list[str] | None = None) -> World:
         return addresses if addresses is not None else ["93.184.215.14"]
 
     return World(cimd_transport=httpx.MockTransport(docs.handle), cimd_resolver=resolver)
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 30))
 
 
 def test_a_metadata_client_signs_in_without_registering() -> None:

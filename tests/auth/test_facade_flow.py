@@ -14,13 +14,9 @@ import pytest
 
 from rondo.auth.facade import FileStore
 from tests.helpers.components import module
-from tests.helpers.facade_world import ISSUER, RESOURCE, UPSTREAM_SECRET, World
+from tests.helpers.facade_world import ISSUER, RESOURCE, UPSTREAM_SECRET, World, run
 
 module("cryptography", "auth")
-
-
-def run(coro):  # type: ignore[no-untyped-def]
-    return asyncio.run(asyncio.wait_for(coro, 30))
 
 
 def error_of(response: httpx.Response) -> dict[str, list[str]]:

@@ -9,6 +9,7 @@ import pytest
 
 from rondo.auth.facade import Identity, Upstream, UpstreamError, UpstreamTokens, userinfo_identity
 from rondo.auth.facade.records import StoredTokens
+from tests.helpers.facade_world import FakeHttp
 
 
 def declared(**over: Any) -> Upstream:
@@ -57,29 +58,19 @@ def test_an_issuer_alone_is_enough_and_discovery_fills_the_endpoints() -> None:
         "https://other.example.com/t")
 
 
-class FakeHttp:
-    def __init__(self, doc: dict[str, Any]) -> None:
-        self.doc = doc
-        self.seen: list[tuple[str, dict[str, str]]] = []
-
-    async def get_json(self, url: str, *, headers: Any = None) -> dict[str, Any]:
-        self.seen.append((url, dict(headers or {})))
-        return self.doc
-
-
 def test_userinfo_identity_reads_the_subject_claim_and_sends_the_upstream_token() -> None:
     up = declared(subject_claim="id", userinfo_headers={"accept": "application/vnd.github+json"})
-    http = FakeHttp({"id": 42, "login": "octo"})
+    http = FakeHttp({"https://idp.example.com/me": {"id": 42, "login": "octo"}})
     who = asyncio.run(userinfo_identity(http, UpstreamTokens(access_token="gho_x"), up))
     assert who == Identity(subject="42", claims={"id": 42, "login": "octo"})
-    assert http.seen == [("https://idp.example.com/me", {
+    assert http.gets == [("https://idp.example.com/me", {
         "accept": "application/vnd.github+json", "authorization": "Bearer gho_x"})]
 
 
 @pytest.mark.parametrize("doc", [{}, {"sub": ""}, {"sub": True}, {"sub": ["a"]}, {"sub": None}])
 def test_userinfo_without_a_usable_subject_is_an_upstream_error(doc: dict[str, Any]) -> None:
     with pytest.raises(UpstreamError, match="no usable 'sub'"):
-        asyncio.run(userinfo_identity(FakeHttp(doc), UpstreamTokens(access_token="t"), declared()))
+        asyncio.run(userinfo_identity(FakeHttp({"https://idp.example.com/me": doc}), UpstreamTokens(access_token="t"), declared()))
 
 
 def test_a_protected_server_without_the_facade_never_imports_it() -> None:

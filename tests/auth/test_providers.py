@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import jwt
@@ -16,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from rondo.auth.facade import Identity, Upstream, UpstreamError, UpstreamTokens, providers
+from tests.helpers.facade_world import FakeHttp
 
 SECRET = "the-facades-secret-at-the-provider"
 RSA_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -28,31 +28,6 @@ def jwk(key: Any, kid: str) -> dict[str, Any]:
     algorithm = RSAAlgorithm if isinstance(key, rsa.RSAPrivateKey) else ECAlgorithm
     out: dict[str, Any] = algorithm.to_jwk(key.public_key(), as_dict=True)
     return {**out, "kid": kid, "use": "sig"}
-
-
-class FakeHttp:
-    """The facade's bounded HTTP (`UpstreamHttp`), answering from a table; records each GET."""
-
-    def __init__(self, docs: dict[str, Any]) -> None:
-        self.docs = docs
-        self.gets: list[tuple[str, dict[str, str]]] = []
-
-    async def get_json(self, url: str, *, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
-        self.gets.append((url, dict(headers or {})))
-        if url not in self.docs:
-            raise UpstreamError(f"{url} answered HTTP 404")
-        if not isinstance(self.docs[url], dict):
-            raise UpstreamError(f"{url} sent JSON that is not an object")
-        return dict(self.docs[url])
-
-    async def get_json_array(self, url: str, *,
-                             headers: Mapping[str, str] | None = None) -> list[Any]:
-        self.gets.append((url, dict(headers or {})))
-        if url not in self.docs:
-            raise UpstreamError(f"{url} answered HTTP 404")
-        if not isinstance(self.docs[url], list):
-            raise UpstreamError(f"{url} sent JSON that is not an array")
-        return list(self.docs[url])
 
 
 def provider_docs(upstream: Upstream, keys: list[dict[str, Any]],

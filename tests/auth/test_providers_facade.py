@@ -6,7 +6,6 @@ provider would refuse, so a preset that got a quirk wrong fails its sign-in here
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import os
 import time
@@ -21,7 +20,7 @@ from jwt.algorithms import RSAAlgorithm
 
 import rondo
 from rondo.auth.facade import Facade, MemoryStore, Upstream, providers
-from tests.helpers.facade_world import ISSUER, RESOURCE, SECRET, World
+from tests.helpers.facade_world import ISSUER, RESOURCE, SECRET, World, run
 
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 JWK = {**RSAAlgorithm.to_jwk(KEY.public_key(), as_dict=True), "kid": "fake-1", "use": "sig"}
@@ -258,10 +257,6 @@ class PresetWorld(World):
         page = await self.http.get("/authorize", params=self.authorize_params(client, "v" * 43))
         back = await self.provider_signs_in(await self.consent(page))
         return parse_qs(urlsplit(back.headers["location"]).query)
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 30))
 
 
 def test_github_through_the_facade() -> None:

@@ -7,6 +7,8 @@
 
 The provider is an `httpx.MockTransport` handler: `world.provider.mode` makes it go down
 ("down"), hang ("slow"), or answer garbage ("garbage"); `world.clock` is the facade's clock.
+`run(coro)` runs a test's coroutine with a 30 s bound; `FakeHttp` stands in for the facade's
+bounded HTTP to the provider (`UpstreamHttp`) where a preset's identity reader is tested alone.
 """
 
 from __future__ import annotations
@@ -17,18 +19,50 @@ import hashlib
 import html
 import os
 import re
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
 import rondo
-from rondo.auth.facade import Facade, MemoryStore, Upstream
+from rondo.auth.facade import Facade, MemoryStore, Upstream, UpstreamError
 
 ISSUER = "https://mcp.example.com"
 RESOURCE = "https://mcp.example.com/mcp"
 SECRET = b"a facade test secret of at least 32 bytes!"
 UPSTREAM_SECRET = "upstream-client-secret-XYZ"
+
+
+def run(coro: Any) -> Any:
+    """A test's coroutine, run to its end within 30 s (a hang fails instead of stalling)."""
+    return asyncio.run(asyncio.wait_for(coro, 30))
+
+
+class FakeHttp:
+    """The facade's bounded HTTP (`UpstreamHttp`), answering from a table of URL -> JSON;
+    records each GET as (url, headers). A URL not in the table answers 404."""
+
+    def __init__(self, docs: dict[str, Any]) -> None:
+        self.docs = docs
+        self.gets: list[tuple[str, dict[str, str]]] = []
+
+    async def get_json(self, url: str, *, headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+        self.gets.append((url, dict(headers or {})))
+        if url not in self.docs:
+            raise UpstreamError(f"{url} answered HTTP 404")
+        if not isinstance(self.docs[url], dict):
+            raise UpstreamError(f"{url} sent JSON that is not an object")
+        return dict(self.docs[url])
+
+    async def get_json_array(self, url: str, *,
+                             headers: Mapping[str, str] | None = None) -> list[Any]:
+        self.gets.append((url, dict(headers or {})))
+        if url not in self.docs:
+            raise UpstreamError(f"{url} answered HTTP 404")
+        if not isinstance(self.docs[url], list):
+            raise UpstreamError(f"{url} sent JSON that is not an array")
+        return list(self.docs[url])
 
 
 class Clock:
