@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.components import binary, missing
-from tests.helpers.processes import end
+from tests.helpers.processes import Drained, end
 
 pytestmark = pytest.mark.slow
 
@@ -45,10 +45,11 @@ def _drive(name: str, *extra: str) -> dict[str, Any]:
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        first = proc.stderr.readline()
+        stderr = Drained(proc.stderr)  # read for the server's whole life: a full pipe would block it
+        first = stderr.next_line(60)
         assert "hosting views with ext-apps 2.0.4" in first, first
-        found = re.search(r"at (http://127\.0\.0\.1:\d+/#secret=\S+)", proc.stderr.readline())
-        assert found
+        found = re.search(r"at (http://127\.0\.0\.1:\d+/#secret=\S+)", stderr.next_line(60))
+        assert found, stderr.lines
         done = subprocess.run([node, str(BROWSER / "apps_flow.mjs"), found.group(1), str(SHOTS),
                                chromium, name], capture_output=True, text=True, timeout=120, cwd=BROWSER)
         assert done.returncode == 0, done.stderr[-3000:]
