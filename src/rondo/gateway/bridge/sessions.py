@@ -4,8 +4,8 @@ so each bridged call over HTTP (Streamable HTTP, or the 2024-11-05 SSE transport
 session is a `GET` stream of its own) gets a session of its own, initialized with exactly the input
 capabilities (`elicitation`, `sampling`, `roots`) its downstream client declared, and closed
 when the call ends: nothing one client told the upstream reaches another's call. A stdio
-upstream is one process, one session: its calls share a session per capability set (opened on
-first use, at most 32).
+upstream's bridged calls each take a process of a bounded pool (bridge/pool.py), one call per
+process at a time, initialized with the call's client's capabilities.
 
 Each session's handlers do not answer: they hand the upstream's question to the flow whose
 call it belongs to (`flow.CURRENT`, the context the question was read in over Streamable HTTP;
@@ -25,15 +25,15 @@ import msgspec
 from ...client import Client, ClientError
 from ...client.handlers import Handlers
 from ...client.loop import Unanswerable
-from ...wire.errors import SERVER_BUSY, McpError
+from ...wire.errors import McpError
 from .flow import CURRENT, Flow
 
 if TYPE_CHECKING:
     from ..proxy import Upstream
+    from .pool import Pool
 
 log = logging.getLogger("rondo.gateway")
 INPUT_KINDS = ("elicitation", "sampling", "roots")
-MAX_SESSIONS = 32  # distinct capability sets held open at once
 
 
 def input_capabilities(declared: Any) -> dict[str, Any]:
@@ -64,13 +64,14 @@ class _Relayed(Handlers):
 
 
 class Sessions:
-    """The bridge's upstream clients: one per call (HTTP), or one per capability set (stdio)."""
+    """The bridge's upstream clients: one per call (HTTP), or a pooled process per call
+    (stdio)."""
 
     def __init__(self, link: Upstream) -> None:
         self.link = link
         self.clients: dict[str, Client] = {}
         self.flows: dict[str, set[Flow]] = {}
-        self._lock = asyncio.Lock()
+        self.pool: Pool | None = None  # a stdio upstream's processes, made on first use
         self._calls = itertools.count(1)
         self._closing: set[asyncio.Future[None]] = set()
         self._shared: Any = None  # httpx.AsyncClient, made on first use
@@ -86,21 +87,11 @@ class Sessions:
             await self._connect(own)
             self.clients[key] = own
             return key, own
-        key = msgspec.json.encode(caps, order="sorted").decode()
-        client = self.clients.get(key)
-        if client is not None:
-            return key, client
-        async with self._lock:
-            client = self.clients.get(key)
-            if client is not None:
-                return key, client
-            if len(self.clients) >= MAX_SESSIONS:
-                raise McpError(SERVER_BUSY, "the bridge holds an upstream session for each of "
-                               f"{MAX_SESSIONS} client capability sets already")
-            client = self._make(caps, key)
-            await self._connect(client)
-            self.clients[key] = client
-            return key, client
+        if self.pool is None:  # a stdio upstream: processes of its own (bridge/pool.py)
+            from .pool import Pool
+
+            self.pool = Pool(self.link, self._make, self._connect)
+        return await self.pool.acquire(msgspec.json.encode(caps, order="sorted").decode(), caps)
 
     async def _connect(self, client: Client) -> None:
         try:
@@ -119,8 +110,12 @@ class Sessions:
             raise McpError(-32603, "upstream unavailable") from None
 
     def release(self, key: str, client: Client) -> None:
-        """The call on `client` ended: a per-call session is closed (in the background)."""
-        if key.startswith("call-"):
+        """The call on `client` ended: a per-call session is closed (in the background), a
+        stdio process goes back to its pool."""
+        if self.pool is not None and key.startswith("proc-"):
+            self.flows.pop(key, None)
+            self.pool.release(key)
+        elif key.startswith("call-"):
             self.flows.pop(key, None)
             self.drop(key, client)
 
@@ -174,7 +169,9 @@ class Sessions:
 
     def drop(self, key: str, client: Client) -> None:
         """A session that failed is let go; the next call opens a new one."""
-        if self.clients.get(key) is client:
+        if self.pool is not None and key.startswith("proc-"):
+            self.pool.release(key, broken=True)
+        elif self.clients.get(key) is client:
             del self.clients[key]
             task = asyncio.ensure_future(client.close())
             self._closing.add(task)
@@ -187,6 +184,8 @@ class Sessions:
                       task.exception())
 
     async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
         if self._closing:
             await asyncio.wait(set(self._closing), timeout=5)
         clients, self.clients = list(self.clients.values()), {}
