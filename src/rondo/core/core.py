@@ -90,8 +90,24 @@ class Core:
                 raise ValueError(f"an extension wraps {detail.method!r}, which no row answers")
             self._wraps.setdefault(detail.method, []).append(detail)
             self._compose(detail.method)
+        elif what == "unmethod":
+            builtin = next((m for m in BUILTIN if m.name == detail.name), None)
+            if builtin is not None:
+                self.rows[detail.name] = builtin
+                self._compose(detail.name)
+            else:
+                self.rows.pop(detail.name, None)
+                self.methods.pop(detail.name, None)
+        elif what == "unwrap":
+            mine = self._wraps.get(detail.method, [])
+            if detail in mine:
+                mine.remove(detail)
+            if detail.method in self.rows:
+                self._compose(detail.method)
         elif what == "resource":
             self.subscriptions.resource_updated(detail)
+        elif what in ("extension", "unextension"):
+            pass  # its rows and wraps came (or went) one by one
         else:
             if what == "tools":
                 self.typed = None  # the typed lane's union names the tools as they were

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..server.method import Wrap
+from .chain import Chained
 
 if TYPE_CHECKING:
     from ..core.core import Core
@@ -70,7 +71,7 @@ class Freshness:
         return None if until is None else max(0, int((until - self.clock()) * 1000))
 
 
-class ListRefresh:
+class ListRefresh(Chained):
     """The proxy's wrap of the four list methods: list the upstream again when the proxy's copy
     is past the upstream's hint, then answer from the registry."""
 

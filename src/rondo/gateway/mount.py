@@ -23,6 +23,7 @@ from typing import Any
 from ..server.components import Prompt, Resource, Tool
 from ..server.server import Server
 from .carried import ChildMiddleware
+from .carry import Carrier
 from .transform import UNROUTED, Transform, Visibility, Visible, tags_of
 
 SEPARATOR = "_"
@@ -49,6 +50,7 @@ class Mount:
         self._resources: set[str] = set()
         self._templates: set[str] = set()
         self._live = True
+        self.carrier = Carrier.of(parent, lambda ctx: _owner(parent, ctx))
 
     def name(self, name: str) -> str:
         """The name a child's tool or prompt has in the parent (after `rename=`)."""
@@ -153,6 +155,8 @@ class Mount:
             for uri, resource in list(theirs.items()):
                 if uri in table:  # the parent's own, or another mount's: keep the first
                     continue
+                if self.carrier.carries_resource(self.child, uri):
+                    continue  # an extension brings it itself (skills, under the namespace)
                 if not self.transform.admits(uri, resource):
                     continue
                 table[uri] = self._shaped(uri, resource)
@@ -179,6 +183,13 @@ class Mount:
             return
         if what in ("tools", "prompts", "resources"):
             self.sync(what)
+            if what == "resources":
+                self.carrier.rejoin(self.namespace)
+        elif what == "extension":  # installed on the child later: carried now, or refused
+            self.carrier.check(self.child, [detail])
+            self.carrier.carry(self.namespace, self.child, detail)
+        elif what == "unextension":
+            self.carrier.release(self.namespace, detail)
         elif what == "resource":  # a child resource's content changed: its URI is ours too
             self.parent.notify_resource_updated(detail)
 
@@ -186,6 +197,7 @@ class Mount:
         """Take the child's components out of the parent (the parent's listeners hear it)."""
         self._live = False
         _mounts(self.parent).pop(self.namespace, None)
+        self.carrier.release(self.namespace)
         parent, scopes = self.parent, self.parent.component_scopes
         for names, table, kind in ((self._tools, parent.tools, "tool"),
                                    (self._prompts, parent.prompts, "prompt"),
@@ -217,9 +229,9 @@ def mount(parent: Server, child: Server, *, namespace: str,
     with one the parent has or is longer than 128 characters, a resource URI both serve.
 
     The child's server-wide middleware runs for requests that reach its components, in its
-    order, inside the parent's middleware (gateway/carried.py). The child's extensions that
-    serve tool options (tasks, for `task=` tools) are installed on the parent when it has none
-    of that name; one it has as another instance is refused (ValueError).
+    order, inside the parent's middleware (gateway/carried.py). The child's extensions are
+    carried by the rule each declares (gateway/carry.py): merged into the parent's under the
+    namespace, or shared as the same instance; a conflict is refused (ValueError).
     """
     if not isinstance(parent, Server) or not isinstance(child, Server):
         raise TypeError("mount(parent, child, namespace=...) takes two rondo.Server objects")
@@ -243,6 +255,8 @@ def mount(parent: Server, child: Server, *, namespace: str,
             if full in table:
                 raise ValueError(f"{kind} {full!r} is already served by {parent.name!r}")
     for uri in (*child.resources, *child.templates):
+        if made.carrier.carries_resource(child, uri):
+            continue
         if uri in parent.resources or uri in parent.templates:
             raise ValueError(f"resource {uri!r} is served by both {parent.name!r} and "
                              f"{child.name!r} (mounted resources keep their URIs)")
@@ -250,9 +264,14 @@ def mount(parent: Server, child: Server, *, namespace: str,
         if not _NAMESPACE_FREE.fullmatch(new):
             raise ValueError(f"rename= gives {new!r}, which is not a tool name "
                              "(A-Z a-z 0-9 _ - ., 1 to 128 characters)")
-    carried = _carried_extensions(parent, child)
-    for extension in carried:  # before the middleware wrap: the child's chain stays outside it
-        parent.extension(extension)
+    extensions = list(child.extensions.values())
+    made.carrier.check(child, extensions)
+    try:  # before the middleware wrap: the child's chain stays outside a carried task
+        for extension in extensions:
+            made.carrier.carry(namespace, child, extension)
+    except Exception:
+        made.carrier.release(namespace)
+        raise
     if visible is not None and Visibility.name not in parent.extensions:
         parent.extension(Visibility(lambda: list(_mounts(parent).values())))
     if child.middleware and ChildMiddleware.name not in parent.extensions:
@@ -307,26 +326,28 @@ def _route_completions(parent: Server) -> None:
     parent.completion(routed)
 
 
-def _carried_extensions(parent: Server, child: Server) -> list[Any]:
-    """The child's extensions that serve tool options (`tool_options`, e.g. tasks for `task=`)
-    the parent must install so the child's tools run as they do at home: those the parent
-    lacks. One the parent has as another instance is refused: one instance serves all of a
-    server's tools of that option, so either configuration (store, TTL, leases) would be
-    silently dropped for some tools."""
-    carried = []
-    for name, extension in child.extensions.items():
-        if not getattr(extension, "tool_options", ()):
-            continue
-        have = parent.extensions.get(name)
-        if have is None:
-            carried.append(extension)
-        elif have is not extension:
-            raise ValueError(
-                f"server {child.name!r} and server {parent.name!r} each install their own "
-                f"{name!r} extension; one instance serves every tool of a server, so mount "
-                "would drop one's configuration: install the same instance on both, or only "
-                "on the parent")
-    return carried
+def _owner(parent: Server, ctx: Any) -> Server | None:
+    """The mounted child whose tool, prompt or resource `ctx`'s request runs (None: the
+    parent's own): what routes a child's context calls (`ctx.user_state`) to its own."""
+    method, params = ctx.request_method, ctx.request_params
+    key = params.get("uri" if method == "resources/read" else "name")
+    if not isinstance(key, str):
+        return None
+    kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}.get(method)
+    if kind is None:
+        return None
+    for made in _mounts(parent).values():
+        if made.owns(kind, key) or (kind == "resource" and _templated(made, key)):
+            return made.child
+    return None
+
+
+def _templated(made: Mount, uri: str) -> bool:
+    for template in made._templates:
+        found = made.parent.templates.get(template)
+        if found is not None and found.template is not None and found.template.match(uri):
+            return True
+    return False
 
 
 def _mounts(parent: Server) -> dict[str, Mount]:

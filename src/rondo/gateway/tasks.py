@@ -119,6 +119,17 @@ class TaskRelay:
     def attach(self, server: Server) -> None:
         self.server = server
 
+    def hub(self) -> TaskRelays:
+        """Mounted (gateway/carry.py): the parent serves every mounted proxy's relay through one
+        `TaskRelays`, which routes by the sealed task id."""
+        return TaskRelays()
+
+    def relays(self, tool: Any) -> bool:
+        """Is `tool` (a mounted copy included: same handler) one this proxy relays?"""
+        server = self.server
+        return server is not None and any(
+            own.fn is tool.fn for own in list(server.tools.values()))
+
     def use_redis(self, url: str) -> None:
         """`rondo run --redis`: the proxy's hold bridge forwards retries over Redis (this is
         the proxy's one extension, so the fleet's `use_redis` hook reaches the bridge here)."""
@@ -246,6 +257,70 @@ class TaskRelay:
         out = self._rewritten(core, req, result, "complete")
         out["taskId"] = req.params["taskId"]  # the id as the client holds it (any key of ours)
         return out
+
+
+class TaskRelays:
+    """The tasks relays of several proxies mounted into one parent, as one extension: a
+    `tools/call` of a mounted proxy's tool goes through that proxy's relay (its task ids are
+    bound to its upstream), and `tasks/get|update|cancel` go to the relay whose MAC the id
+    carries: the id names its upstream, so nothing is kept to route it. An id no relay
+    verifies is -32602 "Task not found", as an unknown one."""
+
+    name = EXTENSION
+
+    def __init__(self) -> None:
+        self.members: dict[str, TaskRelay] = {}
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None:
+        return {} if any(m.active() for m in list(self.members.values())) else None
+
+    def join(self, namespace: str, member: Any) -> None:
+        if not isinstance(member, TaskRelay):
+            raise ValueError(f"a mounted server's {EXTENSION!r} extension "
+                             f"({type(member).__name__}) cannot join the proxies' task relays: "
+                             "a parent relaying an upstream's tasks cannot run tasks of its "
+                             "own too")
+        self.members[namespace] = member
+
+    def leave(self, namespace: str) -> None:
+        self.members.pop(namespace, None)
+
+    def use_redis(self, url: str) -> None:
+        for member in list(self.members.values()):
+            member.use_redis(url)
+
+    def methods(self) -> Iterable[Method]:
+        return [Method(method, self._relay_method, _MODERN, suspends=_always, name_field="taskId")
+                for method in ("tasks/get", "tasks/update", "tasks/cancel")]
+
+    def wraps(self) -> Iterable[Wrap]:
+        return [Wrap("tools/call", self._tools_call,
+                     tools=lambda tool: self._owner(tool) is not None, suspends=_always)]
+
+    def _owner(self, tool: Any) -> TaskRelay | None:
+        for member in list(self.members.values()):
+            if member.active() and member.relays(tool):
+                return member
+        return None
+
+    async def _tools_call(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        name = req.params.get("name")
+        tool = core.server.tools.get(name) if isinstance(name, str) else None
+        member = None if tool is None else self._owner(tool)
+        if member is None:
+            return await call_next(core, req)
+        return await member._tools_call(core, req, call_next)
+
+    async def _relay_method(self, core: Core, req: Request) -> dict[str, Any]:
+        if not declares_tasks(req.env.capabilities):
+            raise missing_capability({"extensions": {EXTENSION: {}}})
+        for member in list(self.members.values()):
+            try:
+                member.unwrap_id(core, req, req.params.get("taskId"))
+            except McpError:
+                continue
+            return await member._relay_method(core, req)
+        raise invalid_params(NOT_FOUND)
 
 
 def _always(core: Core, params: Mapping[str, Any]) -> bool:

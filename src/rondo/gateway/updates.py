@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..server.method import Wrap
+from .chain import Chained
 
 if TYPE_CHECKING:
     from ..core.core import Core
@@ -30,13 +31,25 @@ def _always(core: Core, params: Mapping[str, Any]) -> bool:
     return True
 
 
-class ResourceWatch:
+class ResourceWatch(Chained):
     """Wraps the two downstream ways to subscribe: each URI is subscribed upstream first."""
 
     name = "dev.rondo/proxy-updates"
 
     def __init__(self, link: Upstream) -> None:
         self.link = link
+        self.server: Server | None = None
+
+    def attach(self, server: Server) -> None:
+        self.server = server  # the proxy's own: what it serves says which URIs are its upstream's
+
+    def serves(self, uri: str) -> bool:
+        """Is `uri` one of this proxy's (mounted beside other proxies, each watches its own)?"""
+        server = self.server
+        if server is None or uri in server.resources:
+            return True
+        return any(t.template is not None and t.template.match(uri) is not None
+                   for t in server.templates.values())
 
     def capability(self, server: Server) -> Mapping[str, Any] | None:
         return None
@@ -50,7 +63,7 @@ class ResourceWatch:
 
     async def _subscribe(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
         uri = req.params.get("uri")
-        if isinstance(uri, str) and uri:
+        if isinstance(uri, str) and uri and self.serves(uri):
             await self.link.watch(uri)
         return await call_next(core, req)
 
@@ -59,6 +72,6 @@ class ResourceWatch:
         uris = wanted.get("resourceSubscriptions") if isinstance(wanted, Mapping) else None
         if isinstance(uris, list):
             for uri in uris[:MAX_WATCHED]:
-                if isinstance(uri, str) and uri:
+                if isinstance(uri, str) and uri and self.serves(uri):
                     await self.link.watch(uri)
         return await call_next(core, req)

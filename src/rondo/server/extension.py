@@ -23,7 +23,12 @@ class Extension(Protocol):
     methods it serves (`ctx.start_task`, `ctx.user_state`), `server_calls()` for `Server`'s
     (`emit`); `tool_options`, the tool options it serves (`("task",)`; `Server.settle()`
     installs a registered default for an option nothing installed serves, `defaults.py`);
-    the fleet hooks `fleet_problem(server) -> str | None` and `use_redis(url)` (`rondo.fleet`).
+    the fleet hooks `fleet_problem(server) -> str | None` and `use_redis(url)` (`rondo.fleet`);
+    `detach(server)`, called by `server.remove_extension(name)`. How `rondo.gateway.mount`
+    carries it into a parent: `hub()` (it merges: the parent's one instance of it, made from
+    the first child's, takes each child's in with `join(namespace, member)`, raising
+    ValueError on a conflict, and lets it go with `leave(namespace)`); without `hub()` the
+    parent shares the child's own instance; `carried = False` keeps it out.
     """
 
     name: str

@@ -143,6 +143,8 @@ class Server:
         self.extra_methods: list[Method] = []
         self.wraps: list[Wrap] = []  # extensions' interceptors around rows of the table
         self.extensions: dict[str, Extension] = {}
+        # What each installed extension put in: (its rows, its wraps, its context/server calls).
+        self._installed: dict[str, tuple[Any, Any, Any]] = {}
         self._lifespan = Lifespan()
         self._core: Core | None = None
         # Who follows this registry (the `Core`): called with (what changed, its detail).
@@ -472,18 +474,51 @@ class Server:
         if name in self.extensions:
             raise ValueError(f"extension {name!r} is installed twice")
         self.extensions[name] = extension
+        filed: list[tuple[dict[str, Callable[..., Any]], str, Callable[..., Any]]] = []
         for table, hook in ((self.context_calls, "context_calls"), (self.server_calls, "server_calls")):
             calls = getattr(extension, hook, None)
-            table.update(calls() if calls is not None else {})
-        for method in extension.methods():
+            for key, call in (calls() if calls is not None else {}).items():
+                table[key] = call
+                filed.append((table, key, call))
+        rows = list(extension.methods())
+        for method in rows:
             self._add_method(method)
         wraps = getattr(extension, "wraps", None)
-        for wrap in wraps() if wraps is not None else ():
+        added = list(wraps() if wraps is not None else ())
+        for wrap in added:
             self.wraps.append(wrap)
             self._tell("wrap", wrap)
+        self._installed[name] = (rows, added, filed)
         attach = getattr(extension, "attach", None)  # optional: register components on us
         if attach is not None:
             attach(self)
+        try:
+            self._tell("extension", extension)  # a mount carrying this server's extensions
+        except Exception:
+            self.remove_extension(name)  # refused by a follower: not half installed
+            raise
+        return extension
+
+    def remove_extension(self, name: str) -> Extension:
+        """Uninstall the extension named `name`: its rows, wraps, context and server calls leave
+        the table (a built-in row it replaced comes back), and its optional `detach(server)`
+        hook runs (to take out components its `attach` registered). KeyError if none."""
+        extension = self.extensions.pop(name)
+        rows, wraps, filed = self._installed.pop(name, ((), (), ()))
+        for table, key, call in filed:
+            if table.get(key) is call:
+                del table[key]
+        for wrap in wraps:
+            self.wraps.remove(wrap)
+            self._tell("unwrap", wrap)
+        for method in rows:
+            self.extra_methods.remove(method)
+            self.method_scopes.pop(method.name, None)
+            self._tell("unmethod", method)
+        detach = getattr(extension, "detach", None)
+        if detach is not None:
+            detach(self)
+        self._tell("unextension", extension)
         return extension
 
     def emit(self, name: str, data: Any, **options: Any) -> Any:
@@ -506,7 +541,10 @@ class Server:
 
     def on_change(self, listener: Callable[[str, Any], None]) -> None:
         """Follow this registry: `listener(what, detail)` after each change, with `what` one of
-        "method" (detail: the new `Method` row), "wrap" (detail: an extension's `Wrap`), "tools", "prompts", "resources" (the list
+        "method" (detail: the new `Method` row), "wrap" (detail: an extension's `Wrap`),
+        "unmethod" / "unwrap" (a removed extension's row or wrap), "extension" / "unextension"
+        (an extension installed or removed: detail the extension; a follower that raises on
+        "extension" refuses it, and it is uninstalled again), "tools", "prompts", "resources" (the list
         changed; detail None) or "resource" (detail: the URI whose content changed)."""
         self._listeners.append(listener)
 

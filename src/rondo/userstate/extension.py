@@ -83,6 +83,7 @@ class UserState:
         self.default_ttl = default_ttl
         self._principal = principal
         self._scopes: dict[tuple[str, str], str] = {}  # (principal, client) -> key prefix
+        self._members: dict[str, UserState] = {}  # mounted children's, joined (fleet hooks)
 
     # -- the Extension protocol: nothing on the wire -------------------------------------------
 
@@ -92,15 +93,31 @@ class UserState:
     def capability(self, server: Server) -> None:
         return None
 
+    # -- mounted (rondo.gateway.mount): each server keeps its own store -------------------------
+
+    def hub(self) -> UserState:
+        """A parent without per-user state serves a mounted child's with the child's instance;
+        a mounted component's `ctx.user_state` always reaches its own server's (the mount routes
+        context calls), so joining only makes the fleet hooks reach every store."""
+        return self
+
+    def join(self, namespace: str, member: Any) -> None:
+        if member is not self:
+            self._members[namespace] = member
+
+    def leave(self, namespace: str) -> None:
+        self._members.pop(namespace, None)
+
     # -- fleet hooks (rondo.fleet) -------------------------------------------------------------
 
     def fleet_problem(self, server: Server) -> str | None:
         """Why this cannot run as one of several workers (None: it can)."""
-        if getattr(self.store, "shared", False):
-            return None
-        return (f"its per-user state store ({type(self.store).__name__}) lives in one process, "
-                "so a value written on one worker would be missing on the others. Use "
-                "RedisStore (or rondo run --redis URL), or run one worker.")
+        for each in (self, *self._members.values()):
+            if not getattr(each.store, "shared", False):
+                return (f"its per-user state store ({type(each.store).__name__}) lives in one "
+                        "process, so a value written on one worker would be missing on the "
+                        "others. Use RedisStore (or rondo run --redis URL), or run one worker.")
+        return None
 
     def use_redis(self, url: str) -> None:
         """`rondo run --redis URL`: a memory store becomes a Redis store on the fleet's Redis."""
@@ -108,6 +125,8 @@ class UserState:
             from .redis_store import RedisStore
 
             self.store = RedisStore(url)
+        for member in list(self._members.values()):
+            member.use_redis(url)
 
     # -- views ---------------------------------------------------------------------------------
 

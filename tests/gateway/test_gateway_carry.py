@@ -1,0 +1,243 @@
+"""What a mount carries of its child's extensions (gateway/carry.py): each by the rule it
+declares on the seam (merged under the namespace, or shared as one instance), on both eras;
+removed again by unmount(); picked up when installed on the child after mounting."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import rondo
+from rondo.client import Client
+from rondo.gateway import mount
+from rondo.state import StatePolicy
+from rondo.userstate import MemoryStore, UserState
+from tests.helpers.gateway_upstream import Recorder, served
+
+ERAS = ("2026-07-28", "2025-11-25")
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+def by_name(ctx: Any) -> str | None:
+    """Who the caller is, for these tests: the client's name (a real server uses rondo.auth)."""
+    return (ctx.client_info or {}).get("name")
+
+
+def task_upstream(label: str) -> rondo.Server:
+    up = rondo.Server(f"{label}-upstream")
+
+    @up.tool(task="optional")
+    async def slow(seconds: float, ctx: rondo.Context) -> str:
+        """Sleeps as a task."""
+        await ctx.start_task("sleeping")
+        await asyncio.sleep(seconds)
+        return f"{label} slept {seconds:g}"
+
+    return up
+
+
+def upstream_posts(recorder: Recorder, method: str) -> list[dict[str, str]]:
+    return [post for post in recorder.posts if post.get("mcp-method") == method]
+
+
+# -- 1. a mounted proxy relays its upstream's tasks -------------------------------------------
+
+
+def test_mounted_proxies_relay_tasks_each_to_its_own_upstream() -> None:
+    east, west = Recorder(task_upstream("east").asgi()), Recorder(task_upstream("west").asgi())
+    with served(east) as (east_url, _), served(west) as (west_url, _):
+        parent = rondo.Server("parent", state=StatePolicy(principal=by_name))
+        mount(parent, rondo.proxy(east_url), namespace="east")
+        mount(parent, rondo.proxy(west_url), namespace="west")
+        with served(parent.asgi()) as (url, _):
+
+            async def go() -> None:
+                async with Client(url, name="alice", tasks=True) as client:
+                    found = await client.discover()
+                    assert TASKS in found.capabilities["extensions"]
+                    ids = {}
+                    for side in ("east", "west"):
+                        raw = await client.call_raw(f"{side}_slow", {"seconds": 0.1})
+                        assert raw["resultType"] == "task"
+                        ids[side] = raw["taskId"]
+                    for side, task_id in ids.items():
+                        handle = client.task(task_id)
+                        assert (await handle.wait()).text == f"{side} slept 0.1"
+                        assert handle.last["taskId"] == task_id
+                    before = len(upstream_posts(east, "tasks/get"))
+                    head, _up, kid, mac = ids["east"].split(".")
+                    with pytest.raises(rondo.McpError, match="Task not found"):
+                        await client.task(f"{head}.{_up}x.{kid}.{mac}").get()
+                    assert len(upstream_posts(east, "tasks/get")) == before
+                    await client.task(ids["west"]).cancel()  # a finished task: still routed
+                # 2025-11-25: no tasks on that era; the mounted proxy's tool answers in line.
+                async with Client(url, name="alice", protocol="2025-11-25") as legacy:
+                    assert (await legacy.call_tool("east_slow", {"seconds": 0.01})).text \
+                        == "east slept 0.01"
+
+            asyncio.run(go())
+    # each upstream saw only its own task's polls, under its own id
+    east_gets, west_gets = upstream_posts(east, "tasks/get"), upstream_posts(west, "tasks/get")
+    assert east_gets and west_gets
+    assert all(not p["mcp-name"].startswith("t1.") for p in east_gets + west_gets)
+    assert {p["mcp-name"] for p in east_gets}.isdisjoint({p["mcp-name"] for p in west_gets})
+    assert len(upstream_posts(west, "tasks/cancel")) == 1
+    assert not upstream_posts(east, "tasks/cancel")
+
+
+# -- 3. per-user state ---------------------------------------------------------------------------
+
+
+def user_child(name: str, store: MemoryStore) -> rondo.Server:
+    child = rondo.Server(name, state=StatePolicy(principal=by_name))
+    child.extension(UserState(store))
+
+    @child.tool
+    async def remember(value: str, ctx: rondo.Context) -> str:
+        """Keeps a value for the caller."""
+        before = await ctx.user_state.get("v")
+        await ctx.user_state.set("v", value)
+        return f"{name}: {before}"
+
+    return child
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_user_state_of_a_mounted_child_is_its_own(protocol: str) -> None:
+    parent = rondo.Server("parent", state=StatePolicy(principal=by_name))
+    own, one, two = MemoryStore(), MemoryStore(), MemoryStore()
+    parent.extension(UserState(own))
+
+    @parent.tool
+    async def mine(ctx: rondo.Context) -> str:
+        """The parent's own state."""
+        return str(await ctx.user_state.get("v"))
+
+    async def go() -> None:
+        async with Client(parent, name="alice", protocol=protocol) as alice, \
+                Client(parent, name="bob", protocol=protocol) as bob:
+            assert (await alice.call_tool("a_remember", {"value": "x"})).text == "a: None"
+            assert (await alice.call_tool("a_remember", {"value": "y"})).text == "a: x"
+            assert (await bob.call_tool("a_remember", {"value": "z"})).text == "a: None"
+            assert (await alice.call_tool("b_remember", {"value": "q"})).text == "b: None"
+            assert (await alice.call_tool("mine")).text == "None"  # the parent's own store
+        async with Client(children["a"], name="alice", protocol=protocol) as alone:
+            # served alone, child a finds alice's value in its own store
+            assert (await alone.call_tool("remember", {"value": "w"})).text == "a: y"
+
+    children = {"a": user_child("a", one), "b": user_child("b", two)}
+    mount(parent, children["a"], namespace="a")
+    mount(parent, children["b"], namespace="b")
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_user_state_installed_on_the_child_only_serves_it_in_the_parent(protocol: str) -> None:
+    parent = rondo.Server("parent", state=StatePolicy(principal=by_name))
+    child = user_child("a", MemoryStore())
+    made = mount(parent, child, namespace="a")
+    assert "dev.rondo/user-state" in parent.extensions
+
+    async def go() -> None:
+        async with Client(parent, name="alice", protocol=protocol) as alice:
+            assert (await alice.call_tool("a_remember", {"value": "x"})).text == "a: None"
+
+        async with Client(child, name="alice", protocol=protocol) as alone:
+            assert (await alone.call_tool("remember", {"value": "y"})).text == "a: x"
+
+    asyncio.run(go())
+    made.unmount()  # what the mount installed goes with it
+    assert "dev.rondo/user-state" not in parent.extensions
+
+
+# -- 4. unmount, and extensions installed after mounting -----------------------------------------
+
+
+def task_child() -> rondo.Server:
+    from rondo.tasks import Tasks
+
+    child = rondo.Server("worker")
+    child.extension(Tasks())
+
+    @child.tool(task="optional")
+    async def work(ctx: rondo.Context) -> str:
+        """Runs as a task where it can."""
+        await ctx.start_task("working")
+        return "worked"
+
+    return child
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_unmount_removes_a_carried_extension_but_not_the_parents_own(protocol: str) -> None:
+    from rondo.tasks import Tasks
+
+    parent = rondo.Server("parent")
+    child = task_child()
+    made = mount(parent, child, namespace="w")
+    assert parent.extensions[TASKS] is child.extensions[TASKS]
+
+    async def call(server: rondo.Server, name: str) -> dict[str, Any]:
+        async with Client(server, protocol=protocol, tasks=True) as client:
+            return await client.call_raw(name)
+
+    first = asyncio.run(call(parent, "w_work"))
+    assert first.get("resultType") == ("task" if protocol == "2026-07-28" else None)
+    made.unmount()
+    assert TASKS not in parent.extensions
+    with pytest.raises(rondo.McpError, match="Method not found") as caught:
+        asyncio.run(_task_get(parent))  # the rows left with the extension
+    assert caught.value.code == -32601
+    # The same instance on the parent before mounting: it stays after unmount.
+    shared = Tasks()
+    owner = rondo.Server("owner")
+    owner.extension(shared)
+    again = rondo.Server("worker2")
+    again.extension(shared)
+    mount(owner, again, namespace="w").unmount()
+    assert owner.extensions[TASKS] is shared
+
+
+async def _task_get(parent: rondo.Server) -> Any:
+    async with Client(parent, protocol="2026-07-28", tasks=True) as client:
+        return await client.request("tasks/get", {"taskId": "nope"})
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_an_extension_installed_on_the_child_after_mounting_is_carried(protocol: str) -> None:
+    parent = rondo.Server("parent", state=StatePolicy(principal=by_name))
+    child = rondo.Server("late", state=StatePolicy(principal=by_name))
+
+    @child.tool
+    async def count(ctx: rondo.Context) -> str:
+        """Counts the caller's calls."""
+        seen = int(await ctx.user_state.get("n") or 0) + 1
+        await ctx.user_state.set("n", seen)
+        return str(seen)
+
+    made = mount(parent, child, namespace="late")
+    child.extension(UserState(MemoryStore()))  # after mounting
+
+    async def go() -> None:
+        async with Client(parent, name="alice", protocol=protocol) as alice:
+            assert (await alice.call_tool("late_count")).text == "1"
+            assert (await alice.call_tool("late_count")).text == "2"
+
+    asyncio.run(go())
+    child.remove_extension("dev.rondo/user-state")  # and removed from it: gone from the parent
+    assert "dev.rondo/user-state" not in parent.extensions
+    made.unmount()
+
+
+def test_a_conflicting_extension_installed_on_the_child_later_is_refused() -> None:
+    from rondo.tasks import Tasks
+
+    parent = rondo.Server("parent")
+    parent.extension(Tasks())
+    child = rondo.Server("late")
+    mount(parent, child, namespace="late")
+    with pytest.raises(ValueError, match="each install their own 'io.modelcontextprotocol/tasks'"):
+        child.extension(Tasks())
+    assert TASKS not in child.extensions  # refused whole: the child is as it was
