@@ -115,9 +115,10 @@ class Mount:
                 continue
             name = self.name(tool.name)
             wire = {**shape.wire(tool.wire, tool.name), "name": name}
-            parent.tools[name] = Tool(name, tool.fn, tool.signature, wire, tool.task,
-                                      shape.guard("tool", tool.name, name) + tool.middleware,
-                                      tags_of(tool))
+            made = parent.tools[name] = Tool(name, tool.fn, tool.signature, wire, tool.task,
+                                             shape.guard("tool", tool.name, name)
+                                             + tool.middleware, tags_of(tool))
+            made.relay = tool.relay  # a proxied tool relays under its new name too
             self._tools.add(name)
             self.origin[name] = tool.name
             self._copy_scopes("tool", tool.name, name)

@@ -35,7 +35,7 @@ from ..client.mcpjson import ServerEntry
 from ..client.types import CallToolResult, GetPromptResult, ReadResourceResult
 from ..mrtr.result import InputRequired
 from ..server.components import Prompt
-from ..server.content import ToolResult
+from ..server.content import ToolResult, as_block
 from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
@@ -583,12 +583,32 @@ async def _until_rewatched(stream: Any, rewatch: asyncio.Event, redo: Any) -> bo
     return rewatch.is_set()
 
 
+def _tool_body(result: CallToolResult) -> dict[str, Any]:
+    """The upstream's `CallToolResult` as the proxy's result object: what `ToolResult.to_dict`
+    makes of it, without the object (every content item a content block, else a TypeError)."""
+    body: dict[str, Any] = {"content": [as_block(item) for item in result.content]}
+    if result.structured_content is not None:
+        body["structuredContent"] = result.structured_content  # decoded JSON: builtins already
+    if result.is_error:
+        body["isError"] = True
+    if result.meta is not None:
+        body["_meta"] = result.meta
+    return body
+
+
 def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
     upstream_name = tool.name
 
+    async def relay(ctx: Context, arguments: dict[str, Any]) -> Any:
+        # The relay lane's call (core/relay.py): the arguments as the client sent them.
+        result = await link.relay(ctx, "tools/call", {"name": upstream_name,
+                                                      "arguments": arguments})
+        return _tool_body(result) if isinstance(result, CallToolResult) else result
+
     async def call(ctx: Context, **arguments: Any) -> Any:
-        params: dict[str, Any] = {"name": upstream_name, "arguments": arguments}
-        result = await link.relay(ctx, "tools/call", params)
+        # The general path's (middleware, a legacy session, a mount's guard, tasks).
+        result = await link.relay(ctx, "tools/call", {"name": upstream_name,
+                                                      "arguments": arguments})
         if not isinstance(result, CallToolResult):
             return result
         if result.structured_content is None:
@@ -605,6 +625,7 @@ def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
     except ValueError as exc:
         log.warning("upstream %s: tool %r not served: %s", link.identity, tool.name, exc)
         return
+    server.tools[tool.name].relay = relay
     link.registered["tools"].add(tool.name)
 
 

@@ -52,10 +52,13 @@ TASK_MODES = ("optional", "required")
 
 class Tool:
     """`task` is None (never a task), "optional" or "required" (the tasks extension);
-    `middleware` the tool's own middleware (server/middleware.py)."""
+    `middleware` the tool's own middleware (server/middleware.py). `relay`, None unless set
+    after registration: an async `(ctx, arguments) -> result object | InputRequired` that
+    answers a 2026-07-28 call from its arguments as given, unbound and unchecked (a proxy's
+    relay: the upstream checks its own arguments). `core/relay.py` says when it is used."""
 
     __slots__ = ("name", "fn", "signature", "wire", "header_params", "task", "middleware",
-                 "express", "header_name", "tags")
+                 "express", "header_name", "tags", "relay")
 
     def __init__(
         self, name: str, fn: Callable[..., Any], signature: Any, wire: dict[str, Any],
@@ -76,6 +79,7 @@ class Tool:
         self.express = not (signature.is_async or signature.threaded or task or middleware)
         # The name as an `Mcp-Name` header carries it verbatim, or None when it must be encoded.
         self.header_name = name.encode() if plain_header_value(name) else None
+        self.relay: Callable[..., Any] | None = None
 
 
 def tool_wire(

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ...core.failures import masked_internal_error
-from ...server.request import Request
+from ...server.request import Emit, Request
 from ...wire.errors import SERVER_BUSY, McpError, http_status, internal_error
 from ...wire.jsonrpc import error_response
 from .asgi import KEEPALIVE_FRAME, SSE_HEADERS, Receive, Scope, Send, send_json, sse_frame
@@ -57,9 +57,12 @@ async def answer(
     scope: Scope,
     receive: Receive,
     send: Send,
+    lane: Callable[[Emit], Coroutine[Any, Any, dict[str, Any]]] | None = None,
 ) -> None:
+    """Answer one checked request: `core.dispatch`, or `lane(emit)` (a coroutine giving the
+    result object, as dispatch does) for a request a lane of the core answers instead."""
     core = app.core
-    if not core.may_suspend(method, params):
+    if lane is None and not core.may_suspend(method, params):
         # Nothing to wait for: run inline, no task, no disconnect watcher.
         notes: list[dict[str, Any]] = []
         try:
@@ -99,7 +102,8 @@ async def answer(
 
     task = loop.create_task(
         core.dispatch(Request(rid, method, params, env, core.modern, emit=emit, auth=auth,
-                             headers=scope.get("headers", ()), peer=scope.get("client"))))
+                              headers=scope.get("headers", ()), peer=scope.get("client")))
+        if lane is None else lane(emit))
     task.add_done_callback(lambda _t: poke())
     watcher: asyncio.Task[None] | None = None
 

@@ -9,12 +9,13 @@ answered by `answer.py` (one JSON body, or an SSE stream of notifications and th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ...core.express import answer_tool
+from ...core.relay import may_relay, relay_call
 from ...wire.bounds import may_be_deep, nesting_error, too_deep
 from ...wire.era import MODERN
 from ...wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
@@ -37,6 +38,7 @@ from .lifespan import check_start, lifespan_protocol, running
 from .verdicts import HeaderFacts, Verdicts
 
 if TYPE_CHECKING:
+    from ...server.request import Emit
     from ...server.server import Server
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
@@ -261,4 +263,13 @@ class HttpApp:
             if response is not None:
                 await send_inline(send, response, notes)
                 return
+        elif tool is not None and tool.relay is not None and may_relay(core, tool):
+            auth, peer = scope.get("auth"), scope.get("client")
+
+            def lane(emit: Emit) -> Coroutine[Any, Any, dict[str, Any]]:
+                assert tool is not None
+                return relay_call(core, rid, tool, params, env, emit, auth, peer)
+
+            await answer(self, rid, method, params, env, scope, receive, send, lane)
+            return
         await answer(self, rid, method, params, env, scope, receive, send)

@@ -1,0 +1,180 @@
+"""The relay lane (core/relay.py): a proxied tool's 2026-07-28 call over HTTP is answered from
+its raw arguments, without the general dispatch, binding or result shaping, with the answers
+the general path gives; configured middleware, a mount's guard or the tasks relay still take
+the general path."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import rondo
+from rondo.client import Client, ElicitRequest, ElicitResult
+from rondo.gateway import mount
+from tests.helpers.gateway_upstream import served, upstream_server
+
+CALLS: list[tuple[str, Any]] = [
+    ("add", {"a": 2, "b": 3}),
+    ("echo", {"text": "hi"}),
+    ("echo", {"text": 5}),  # the upstream refuses its own arguments: an isError result
+    ("fail", None),
+    ("picky", {"n": 1}),  # an upstream JSON-RPC error, its data not passed on
+    ("nope", {}),
+    ("color", None),  # an input round: the proxy's own sealed state
+    ("cleanup", {"folder": "/t"}),
+    ("adaptive", None),
+    ("shaped", None),
+    ("add", [1, 2]),  # arguments that are no object
+]
+
+
+def blue(request: ElicitRequest) -> Any:
+    return ElicitResult("accept", {"color": "blue"})
+
+
+def upstream() -> rondo.Server:
+    up = upstream_server()
+
+    @up.tool
+    def shaped() -> rondo.ToolResult:
+        """Structured content, _meta and an image block."""
+        return rondo.ToolResult(["one", {"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+                                structured={"n": 1, "list": [1, None]}, meta={"up/k": "v"})
+
+    return up
+
+
+async def outcome(client: Client, name: str, arguments: Any) -> Any:
+    """Every round's raw result (each requestState only as present or not, every retry
+    answering the questions asked), or the error that ended it."""
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    rounds: list[Any] = []
+    sent = params
+    for _ in range(4):
+        try:
+            result = await client.request("tools/call", sent)
+        except rondo.McpError as exc:
+            return (*rounds, ("error", exc.code, exc.message, exc.data))
+        state = result.pop("requestState", None)
+        rounds.append(("result", result, state is not None))
+        if result["resultType"] != "input_required":
+            return tuple(rounds)
+        responses = {key: {"action": "accept", "content": {"color": "blue"}}
+                     for key in result.get("inputRequests", {})}
+        sent = {**params, "inputResponses": responses, "requestState": state}
+    raise AssertionError(f"{name}: more than 4 rounds")
+
+
+def test_the_relay_lane_answers_every_call_as_the_general_path_does() -> None:
+    with served(upstream().asgi()) as (url, _):
+        front = rondo.proxy(url)
+        with served(front.asgi()) as (front_url, _):
+
+            async def every() -> list[Any]:
+                async with Client(front_url, protocol="2026-07-28", on_elicit=blue) as client:
+                    return [await outcome(client, name, args) for name, args in CALLS]
+
+            relays = {name: tool.relay for name, tool in front.tools.items()}
+            assert all(relay is not None for relay in relays.values())
+            lane = asyncio.run(every())
+            for tool in front.tools.values():
+                tool.relay = None  # every call takes the general path
+            general = asyncio.run(every())
+    assert lane == general
+    add, echo, refused, fail, picky, nope, color, cleanup, adaptive, shaped, bad = lane
+    assert add[0][1]["structuredContent"] == 5
+    assert add[0][1]["content"] == [{"type": "text", "text": "5"}]
+    assert echo[0][1]["content"] == [{"type": "text", "text": "hi"}]
+    assert refused[0][1]["isError"] is True and fail[0][1]["isError"] is True
+    assert picky == (("error", -32602, "n is out of range", None),)
+    assert nope[0][:2] == ("error", -32602)
+    assert [r[1]["resultType"] for r in color] == ["input_required", "complete"]
+    assert color[0][2] is True and color[1][1]["content"][0]["text"] == "color=blue"
+    assert len(cleanup) == 3 and cleanup[2][1]["content"][0]["text"] == "step 2: /t blue"
+    assert adaptive[-1][1]["content"][0]["text"] == "asked: blue"
+    assert shaped[0][1] == {
+        "content": [{"type": "text", "text": "one"},
+                    {"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+        "structuredContent": {"n": 1, "list": [1, None]}, "_meta": {"up/k": "v"},
+        "resultType": "complete"}
+    assert bad[0][:2] == ("error", -32602)
+
+
+def test_a_relayed_call_takes_the_lane_and_never_the_tools_own_function() -> None:
+    with served(upstream_server().asgi()) as (url, _):
+        front = rondo.proxy(url)
+        with served(front.asgi()) as (front_url, _):
+
+            def general(**_: Any) -> Any:
+                raise AssertionError("the general path ran")
+
+            async def add() -> Any:
+                async with Client(front_url, protocol="2026-07-28") as client:
+                    return await client.call_tool("add", {"a": 2, "b": 3})
+
+            front.tools["add"].fn = general
+            assert (asyncio.run(add())).text == "5"
+            front.tools["add"].relay = None  # the same call, the general path: it fails
+            failed = asyncio.run(add())
+    assert failed.is_error and "Internal error in tool 'add'" in failed.text
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_middleware_on_the_proxy_still_sees_every_relayed_call(protocol: str) -> None:
+    seen: list[tuple[str, Any]] = []
+
+    async def audit(request: Any, call_next: Any) -> Any:
+        if request.method == "tools/call":
+            seen.append((request.params["name"], dict(request.params.get("arguments") or {})))
+        return await call_next()
+
+    with served(upstream_server().asgi()) as (url, _):
+        front = rondo.proxy(url, middleware=[audit])
+        with served(front.asgi()) as (front_url, _):
+
+            async def go() -> None:
+                async with Client(front_url, protocol=protocol, on_elicit=blue) as client:
+                    assert (await client.call_tool("add", {"a": 2, "b": 3})).text == "5"
+                    assert (await client.call_tool("color")).text == "color=blue"
+
+            asyncio.run(go())
+    assert seen[0] == ("add", {"a": 2, "b": 3})
+    # one per round, on either era (a legacy session's rounds run through middleware too)
+    assert [name for name, _ in seen] == ["add", "color", "color"]
+
+
+@pytest.mark.parametrize("visible", [None, "guarded"])
+def test_a_mounted_proxy_relays_under_its_new_name_and_a_guard_still_refuses(
+        visible: str | None) -> None:
+    def shown(principal: Any, kind: str, name: str) -> bool:
+        return name != "echo"
+
+    with served(upstream_server().asgi()) as (url, _):
+        parent = rondo.Server("parent")
+        mount(parent, rondo.proxy(url), namespace="up",
+              visible=shown if visible else None)
+        with served(parent.asgi()) as (parent_url, _):
+            tool = parent.tools["up_add"]
+            assert tool.relay is not None
+
+            def general(**_: Any) -> Any:
+                raise AssertionError("the general path ran")
+
+            tool.fn = general
+
+            async def go() -> None:
+                async with Client(parent_url, protocol="2026-07-28") as client:
+                    added = await client.call_tool("up_add", {"a": 2, "b": 3})
+                    if visible:  # the guard is middleware: the general path, which fails here
+                        assert added.is_error
+                        with pytest.raises(rondo.McpError, match="^Unknown tool: up_echo$"):
+                            await client.call_tool("up_echo", {"text": "hi"})
+                    else:
+                        assert added.text == "5"
+                        assert (await client.call_tool("up_echo", {"text": "hi"})).text == "hi"
+
+            asyncio.run(go())
