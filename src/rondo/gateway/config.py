@@ -59,6 +59,9 @@ def from_mcp_json(
         raise ValueError("a gateway seals its upstreams' request state: state=None is refused")
     server_options.setdefault("warn_undocumented", False)
     parent = Server(name, **server_options)
+    # Every upstream can bring tools, prompts and resources, now or after it comes up: a client
+    # that initializes while they are all down must still list them and hear them arrive.
+    parent.advertise("tools", "prompts", "resources")
     children: list[Server] = []
     for entry in entries.values():
         child = proxy(entry, name=entry.name, upstream_protocol=upstream_protocol,

@@ -140,6 +140,8 @@ class Server:
         self.templates: dict[str, Resource] = {}
         self.prompts: dict[str, Prompt] = {}
         self.completion_handler: Callable[..., Any] | None = None
+        # Lists advertised even while empty (`advertise`): a gateway's upstreams bring theirs later.
+        self.advertised: frozenset[str] = frozenset()
         self.extra_methods: list[Method] = []
         self.wraps: list[Wrap] = []  # extensions' interceptors around rows of the table
         self.extensions: dict[str, Extension] = {}
@@ -625,26 +627,36 @@ class Server:
             self._core = Core(self)
         return self._core
 
+    def advertise(self, *lists: str) -> None:
+        """Advertise these lists ("tools", "prompts", "resources") even while empty, with
+        `listChanged`: for a server whose components come later (a gateway whose upstreams are
+        still down), so a client that initializes now lists them and hears them arrive."""
+        unknown = sorted(set(lists) - {"tools", "prompts", "resources"})
+        if unknown:
+            raise ValueError(f"advertise() takes 'tools', 'prompts', 'resources', got {unknown[0]!r}")
+        self.advertised = self.advertised | frozenset(lists)
+
     def serves(self, capability: str) -> bool:
         """Is this top-level server capability advertised? What gates a method, answered
         without building the whole capabilities object on every request."""
         if capability == "tools":
-            return bool(self.tools)
+            return bool(self.tools) or "tools" in self.advertised
         if capability == "prompts":
-            return bool(self.prompts)
+            return bool(self.prompts) or "prompts" in self.advertised
         if capability == "resources":
-            return bool(self.resources or self.templates)
+            return bool(self.resources or self.templates) or "resources" in self.advertised
         if capability == "completions":
             return self.completion_handler is not None
         return capability in self.capabilities()
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {"logging": {}}
-        if self.tools:
+        always = self.advertised
+        if self.tools or "tools" in always:
             caps["tools"] = {"listChanged": True}
-        if self.prompts:
+        if self.prompts or "prompts" in always:
             caps["prompts"] = {"listChanged": True}
-        if self.resources or self.templates:
+        if self.resources or self.templates or "resources" in always:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.completion_handler is not None:
             caps["completions"] = {}
