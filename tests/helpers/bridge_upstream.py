@@ -9,6 +9,7 @@ what tells hold (one run) from replay (one run per round).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import Counter
 from typing import Any
 
@@ -108,6 +109,23 @@ def bridge_upstream() -> rondo.Server:
         return "chatted"
 
     @up.tool
+    async def impatient(ctx: rondo.Context) -> str:
+        """Asks, gives up after half a second (its `notifications/cancelled` tells the client),
+        and answers without it."""
+        try:
+            answer = await asyncio.wait_for(ctx.ask("sure", SURE), 0.5)
+        except TimeoutError:
+            return "gave up waiting"
+        return f"impatient: {answer.content['ok']}"
+
+    @up.tool
+    async def fickle(ctx: rondo.Context) -> str:
+        """Gives up on its first question after half a second, then asks another."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ctx.ask("sure", SURE), 0.5)
+        return f"changed its mind: {(await ctx.ask('day', DAY)).content['day']}"
+
+    @up.tool
     def consent(tag: str) -> str:
         """Ends its first call for `tag` with -32042 (a URL to open first, 2025-11-25's error
         path); a later call goes through."""
@@ -152,3 +170,7 @@ def answers(request: Any) -> Any:
     if message == "What time?":
         return {"action": "accept", "content": {"time": "10:00"}}
     return {"action": "accept", "content": {"ok": True}}
+
+
+if __name__ == "__main__":  # the same upstream over stdio (a 2025-11-25 stdio upstream)
+    bridge_upstream().run_stdio()

@@ -1,10 +1,13 @@
 """What the server sends the `Client` unasked: its requests (answered from the handlers, the
 2025-11-25 back-channel) and its notifications (progress to the request's callback and deadline,
 list changes and resource updates to the cache, listen-stream notes to their subscription, every
-note to `on_notification`)."""
+note to `on_notification`). A server that cancels a request of its own this client is answering
+(`notifications/cancelled` naming its id: it gave up on the question) ends that answer: the
+handler is cancelled and nothing is sent back (each transport answers in a task of its own)."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +25,18 @@ LIST_CHANGED = {"notifications/tools/list_changed": "tools/list",
 
 async def on_incoming(client: Client, message: Json) -> Json | None:
     """The answer to a server request, or None once a notification is handled."""
-    if message.get("id") is not None:
-        return await answer_server_request(client.handlers, message)
+    rid = message.get("id")
+    if rid is not None:
+        task = asyncio.current_task()
+        if task is None or not isinstance(rid, str | int) or rid in client._answering:
+            # Not trackable (a reused id, or one no cancellation can name): answered as is.
+            return await answer_server_request(client.handlers, message)
+        client._answering[rid] = task
+        try:
+            return await answer_server_request(client.handlers, message)
+        finally:
+            if client._answering.get(rid) is task:
+                del client._answering[rid]
     method = message.get("method")
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     assert isinstance(params, dict)
@@ -48,6 +61,10 @@ async def on_incoming(client: Client, message: Json) -> Json | None:
         sub = client._subscriptions.get(params.get("requestId"))
         if sub is not None:
             sub._finish()
+        named = params.get("requestId")
+        answering = client._answering.get(named) if isinstance(named, str | int) else None
+        if answering is not None and answering is not asyncio.current_task():
+            answering.cancel()
     if client.on_notification is not None:
         await maybe_await(client.on_notification(message))
     return None

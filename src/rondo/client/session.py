@@ -188,6 +188,8 @@ class Client:
         self._ids = itertools.count(1)
         self._progress: dict[Any, ProgressCallback] = {}
         self._subscriptions: dict[Any, Subscription] = {}
+        # The server's requests being answered, by id (its `notifications/cancelled` ends one).
+        self._answering: dict[Any, asyncio.Task[Any]] = {}
         self._tool_headers: dict[str, list[Binding]] = {}
         self._bad_tools: dict[str, str] = {}
         self._tools_listed = False

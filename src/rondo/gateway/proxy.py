@@ -123,6 +123,9 @@ class Upstream:
         self.rewatch: asyncio.Event | None = None  # set: reopen the modern listen stream
         self.listed: dict[str, str] = {}  # what each list held when last listed (repr)
         self.fresh = Freshness()  # how long each listed list is fresh (gateway/listcache.py)
+        # A stdio upstream's relayed calls in flight: its log messages share one stream, so one
+        # is that call's when it is the only one that can have sent it (`only_call`).
+        self.calls: list[Context] | None = [] if kind == "command" else None
 
     def make_client(self) -> Client:
         target: Any = self.target
@@ -163,9 +166,10 @@ class Upstream:
         """A 2025-11-25 upstream's list_changed (its session's notifications); a 2026-07-28
         upstream's come on the listen stream `_follow` holds. A log message heard on a relayed
         request's own response goes to that request's client (`ctx.log` applies the level the
-        client asked for); one heard elsewhere (a stdio upstream's shared stream) is dropped."""
+        client asked for); one heard on a stdio upstream's shared stream goes to the one relayed
+        call that can have sent it, and is dropped when there are several (`only_call`)."""
         if message.get("method") == "notifications/message":
-            pass_on_log(message.get("params"))
+            pass_on_log(message.get("params"), self.only_call() if self.calls else None)
             return
         if message.get("method") == "notifications/resources/updated":
             params = message.get("params")
@@ -217,6 +221,9 @@ class Upstream:
             meta[LOG_LEVEL] = ctx.log_level
         sent = {**params, "_meta": meta}
         relaying = _RELAYING.set(ctx)
+        calls = self.calls
+        if calls is not None:  # a stdio upstream: its log messages are matched to the call
+            calls.append(ctx)
         # Whom this request is relayed for: `upstream_auth` exchanges that caller's token.
         caller = CALLER.set(ctx.auth if isinstance(ctx.auth, Principal) else None)
         try:
@@ -237,6 +244,8 @@ class Upstream:
         finally:
             CALLER.reset(caller)
             _RELAYING.reset(relaying)
+            if calls is not None:
+                calls.remove(ctx)
         if isinstance(result, PendingCall):
             # The round count rides in the sealed state, so an upstream that asks forever is
             # cut off without the proxy keeping anything between rounds.
@@ -250,14 +259,33 @@ class Upstream:
                                         "n": rounds})
         return result
 
+    def only_call(self) -> Context | None:
+        """The one relayed call in flight that can have sent a log message heard on a stdio
+        upstream's shared stream, else None. A 2026-07-28 upstream logs only for a request that
+        asked (`_meta` log level), so only those count; a 2025-11-25 upstream's session level
+        is the proxy's (`debug`), so every call in flight counts."""
+        calls = self.calls
+        if not calls:
+            return None
+        client = self.client
+        if client is not None and client.era == "modern":
+            asking = [ctx for ctx in calls if ctx.log_level is not None]
+            return asking[0] if len(asking) == 1 else None
+        return calls[0] if len(calls) == 1 else None
+
 
 def _clip(text: str) -> str:
     """An upstream's text as far as it may reach a client or a log line."""
     return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "..."
 
 
-def pass_on_log(params: Any) -> None:
-    ctx = _RELAYING.get()
+def pass_on_log(params: Any, fallback: Any = None) -> None:
+    """An upstream's `notifications/message`, to the client of the relayed request it was
+    heard on (`_RELAYING`), else to `fallback` (on a stdio upstream: the one call in flight
+    that can have sent it)."""
+    ctx: Any = _RELAYING.get()
+    if ctx is None:
+        ctx = fallback
     if ctx is None or not isinstance(params, Mapping) or params.get("level") not in LOG_LEVEL_RANK:
         return
     logger = params.get("logger")

@@ -47,6 +47,10 @@ class AskRejected(AskError):
         self.error = error
 
 
+class Withdrawn(Exception):
+    """The question was withdrawn by whoever asked it (`LegacyCall.withdraw`): not answered."""
+
+
 def ask_back_channel(ctx: Any, requests: Mapping[str, Mapping[str, Any]], *, single: str | None) -> Any:
     """Engine of `ctx.ask`/`ctx.ask_all` on a legacy session: awaitable, or blocking in a sync handler.
 
@@ -170,11 +174,14 @@ async def _send(call: Any, requests: Mapping[str, Mapping[str, Any]],
     sent: dict[str, tuple[int, asyncio.Future[Any]]] = {}
     if call.asks is None:
         call.asks = set()
+    if call.asking is None:
+        call.asking = {}
     try:
         for key, request in requests.items():
             rid, fut = session.request(request["method"], wire[key], call.send)
             sent[key] = (rid, fut)
             call.asks.add(fut)
+            call.asking[key] = fut
         futures = [fut for _, fut in sent.values()]
         try:
             async with asyncio.timeout(timeout):
@@ -186,14 +193,18 @@ async def _send(call: Any, requests: Mapping[str, Mapping[str, Any]],
             if fut.cancelled():
                 raise asyncio.CancelledError
             exc = fut.exception()
+            if isinstance(exc, Withdrawn):
+                continue  # no longer needed: the round goes on without it
             if isinstance(exc, ClientRefused):
                 raise AskRejected(key, exc.error)
             raw[key] = fut.result()
         return raw
     finally:
-        for rid, fut in sent.values():
+        for key, (rid, fut) in sent.items():
             call.asks.discard(fut)
-            if fut.done() and not fut.cancelled():
+            if call.asking.get(key) is fut:
+                del call.asking[key]
+            if fut.done() and not fut.cancelled() and not isinstance(fut.exception(), Withdrawn):
                 continue  # answered
             fut.cancel()
             session.forget(rid)
@@ -204,6 +215,6 @@ async def _send(call: Any, requests: Mapping[str, Mapping[str, Any]],
 
 
 __all__ = [
-    "AskError", "AskRejected", "AskTimeout", "ClientCannotAnswer", "ask_back_channel", "collect",
-    "elicitation_complete",
+    "AskError", "AskRejected", "AskTimeout", "ClientCannotAnswer", "Withdrawn", "ask_back_channel",
+    "collect", "elicitation_complete",
 ]

@@ -278,7 +278,7 @@ class SessionTable:
 class LegacyCall:
     """One legacy request in flight: where its messages go and the questions it has open."""
 
-    __slots__ = ("session", "send", "loop", "thread", "asks", "closer")
+    __slots__ = ("session", "send", "loop", "thread", "asks", "closer", "asking")
 
     def url_complete(self, ctx: Any, key: str) -> None:
         """`ctx.url_complete(key)` on this session: `notifications/elicitation/complete`."""
@@ -293,6 +293,7 @@ class LegacyCall:
         self.thread = threading.get_ident()
         self.asks: set[asyncio.Future[Any]] | None = None
         self.closer = closer
+        self.asking: dict[str, asyncio.Future[Any]] | None = None  # open questions, by key
 
     def emit(self, msg: dict[str, Any]) -> None:
         """Send a message on this request's channel; safe from a handler's worker thread."""
@@ -308,6 +309,18 @@ class LegacyCall:
             self.closer()
         else:
             self.loop.call_soon_threadsafe(self.closer)
+
+    def withdraw(self, key: str) -> bool:
+        """The question `key` is no longer needed (a proxied upstream gave up on it): the
+        client is told (`notifications/cancelled` for it) and the round goes on without its
+        answer. False when no such question is open."""
+        from .ask import Withdrawn
+
+        future = (self.asking or {}).get(key)
+        if future is None or future.done():
+            return False
+        future.set_exception(Withdrawn(key))
+        return True
 
     def cancel_asks(self) -> None:
         if self.asks:

@@ -145,9 +145,25 @@ class Flow:
         self.events.put_nowait(("ask", question))
         try:
             return await question.future
+        except asyncio.CancelledError:
+            if not self.closed:  # the upstream gave up on it (its notifications/cancelled)
+                question.future.cancel()
+                self.withdrawn(question)
+            raise
         finally:
             if self.open.get(key) is question:
                 del self.open[key]
+
+    def withdrawn(self, question: Question) -> None:
+        """The upstream cancelled `question`: not asked in a round still to come; a 2025-11-25
+        client being asked it over its session is told (`notifications/cancelled` for the
+        proxy's request) and its round goes on without it. A 2026-07-28 client already holding
+        it in a round sends its answer with the retry, which is then not passed on."""
+        from ...legacy.sessions import LegacyCall
+
+        call = getattr(self.ctx, "_session", None)
+        if isinstance(call, LegacyCall):
+            call.withdraw(question.key)
 
     def _key(self, hint: Any, method: str) -> str:
         if isinstance(hint, str) and _KEY.match(hint) and hint not in self.open:
@@ -172,6 +188,20 @@ class Flow:
         for question in list(self.open.values()):
             question.future.cancel()  # no answer goes up: the call's cancellation says it all
         self.open.clear()
+
+
+class RoundLog:
+    """Stands for the round's `Context` where the proxy passes on an upstream log message."""
+
+    __slots__ = ("flow",)
+
+    def __init__(self, flow: Flow) -> None:
+        self.flow = flow
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        ctx = self.flow.ctx
+        if ctx is not None and not self.flow.closed:
+            ctx.log(level, data, logger)
 
 
 async def next_round(flow: Flow, timeout: float, carried: list[Question]) -> tuple[str, Any]:

@@ -30,7 +30,7 @@ from ...wire.errors import (
     McpError,
     missing_capability,
 )
-from .flow import Flow, Question, checked_answer, next_round
+from .flow import Flow, Question, RoundLog, checked_answer, next_round
 from .sessions import Sessions
 
 if TYPE_CHECKING:
@@ -118,20 +118,6 @@ def url_questions(data: Any) -> dict[str, Any]:
     return found
 
 
-class _RoundLog:
-    """Stands for the round's `Context` where the proxy passes on an upstream log message."""
-
-    __slots__ = ("flow",)
-
-    def __init__(self, flow: Flow) -> None:
-        self.flow = flow
-
-    def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        ctx = self.flow.ctx
-        if ctx is not None and not self.flow.closed:
-            ctx.log(level, data, logger)
-
-
 def _gone(why: str) -> McpError:
     return McpError(INVALID_PARAMS, f"Invalid requestState: {why}; call again without "
                     "requestState")
@@ -213,7 +199,7 @@ class Bridge:
             from ..proxy import _RELAYING
 
             # The upstream's log messages go to the client of the round under way.
-            _RELAYING.set(cast(Any, _RoundLog(flow)))
+            _RELAYING.set(cast(Any, RoundLog(flow)))
             # Whom the call is made for (`upstream_auth` exchanges that caller's token).
             CALLER.set(ctx.auth if isinstance(ctx.auth, Principal) else None)
             try:
@@ -231,7 +217,15 @@ class Bridge:
 
     async def _step(self, flow: Flow, ctx: Context, carried: list[Question]) -> Any:
         """The upstream's result, or the questions of the next round (a list)."""
-        kind, value = await next_round(flow, self.link.timeout, carried)
+        while True:
+            kind, value = await next_round(flow, self.link.timeout, carried)
+            if kind != "ask":
+                break
+            # A question the upstream gave up on before the round went out is not asked.
+            value = [q for q in value if not q.future.done()]
+            if value:
+                break
+            carried = []
         if kind == "done":
             return value
         if kind == "timeout":

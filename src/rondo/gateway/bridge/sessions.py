@@ -26,7 +26,7 @@ from ...client import Client, ClientError
 from ...client.handlers import Handlers
 from ...client.loop import Unanswerable
 from ...wire.errors import McpError
-from .flow import CURRENT, Flow
+from .flow import CURRENT, Flow, RoundLog
 
 if TYPE_CHECKING:
     from ..proxy import Upstream
@@ -128,7 +128,11 @@ class Sessions:
 
         def heard(message: dict[str, Any]) -> None:
             if message.get("method") == "notifications/message":
-                pass_on_log(message.get("params"))
+                # Over Streamable HTTP it is read in its call's context; elsewhere (a stdio pool
+                # process, an SSE session) it goes to the one flow open on this session.
+                flows = self.flows.get(key, ())
+                pass_on_log(message.get("params"),
+                            RoundLog(next(iter(flows))) if len(flows) == 1 else None)
 
         # No per-request timeout: the bridge bounds each wait itself (the upstream's next step
         # by the proxy's timeout, the client's answer by the hold's).
