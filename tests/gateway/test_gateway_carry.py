@@ -241,3 +241,218 @@ def test_a_conflicting_extension_installed_on_the_child_later_is_refused() -> No
     with pytest.raises(ValueError, match="each install their own 'io.modelcontextprotocol/tasks'"):
         child.extension(Tasks())
     assert TASKS not in child.extensions  # refused whole: the child is as it was
+
+
+# -- 2. skills and events ------------------------------------------------------------------------
+
+
+def skills_child(name: str, body: str) -> rondo.Server:
+    from rondo.skills import Skills, declare
+
+    child = rondo.Server(name)
+    child.extension(Skills(skills=[declare("guide", f"The {name} guide.", body,
+                                           files={"notes.md": f"{name} notes"})]))
+    return child
+
+
+async def _skills_view(client: Client) -> dict[str, Any]:
+    listed = await client.request("skills/list", {})
+    resources = (await client.request("resources/list", {}))["resources"]
+    return {"skills": [s["uri"] for s in listed["skills"]],
+            "names": [s["frontmatter"]["name"] for s in listed["skills"]],
+            "resources": sorted(r["uri"] for r in resources)}
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_skills_of_mounted_children_are_served_under_their_namespaces(protocol: str) -> None:
+    parent = rondo.Server("parent")
+    one, two = skills_child("one", "Use one."), skills_child("two", "Use two.")
+    mount(parent, one, namespace="a")
+    made = mount(parent, two, namespace="b")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as client:
+            caps = (client.server_capabilities if protocol == "2025-11-25"
+                    else (await client.discover()).capabilities)
+            assert "io.modelcontextprotocol/skills" in caps["extensions"]
+            view = await _skills_view(client)
+            assert view["skills"] == ["skill://a/guide/SKILL.md", "skill://b/guide/SKILL.md"]
+            assert view["names"] == ["guide", "guide"]  # the name is the last path segment
+            assert view["resources"] == ["skill://a/guide/SKILL.md", "skill://b/guide/SKILL.md"]
+            read = await client.request("resources/read", {"uri": "skill://b/guide/SKILL.md"})
+            assert "Use two." in read["contents"][0]["text"]
+            notes = await client.request("resources/read", {"uri": "skill://a/guide/notes.md"})
+            assert notes["contents"][0]["text"] == "one notes"
+            got = await client.request("skills/get", {"uri": "skill://a/guide/SKILL.md"})
+            assert got["skill"]["resources"][1]["uri"] == "skill://a/guide/notes.md"
+            with pytest.raises(rondo.McpError, match="not found|Resource"):
+                await client.request("resources/read", {"uri": "skill://guide/SKILL.md"})
+        made.unmount()
+        async with Client(parent, protocol=protocol) as client:
+            view = await _skills_view(client)
+            assert view["skills"] == view["resources"] == ["skill://a/guide/SKILL.md"]
+
+    asyncio.run(go())
+
+
+def test_a_skill_path_both_would_serve_is_refused_at_mount() -> None:
+    from rondo.skills import SkillError, Skills, declare
+
+    parent = rondo.Server("parent")
+    parent.extension(Skills(skills=[declare("guide", "Mine.", "Mine.", path="a/guide")]))
+    with pytest.raises(SkillError, match="skill path 'a/guide'.*already served"):
+        mount(parent, skills_child("one", "x"), namespace="a")
+    assert "a_guide" not in parent.tools and not any(
+        u.startswith("skill://guide") for u in parent.resources)
+    mount(parent, skills_child("one", "x"), namespace="other")  # a free namespace merges
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_mounted_childs_refreshed_skills_follow(protocol: str, tmp_path: Any) -> None:
+    from rondo.skills import Skills
+
+    (tmp_path / "howto").mkdir()
+    manifest = tmp_path / "howto" / "SKILL.md"
+    manifest.write_text("---\nname: howto\ndescription: First.\n---\nFirst.\n")
+    child = rondo.Server("docs")
+    skills = child.extension(Skills(tmp_path))
+    parent = rondo.Server("parent")
+    mount(parent, child, namespace="d")
+    manifest.write_text("---\nname: howto\ndescription: Second.\n---\nSecond.\n")
+    assert skills.refresh()
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as client:
+            read = await client.request("resources/read", {"uri": "skill://d/howto/SKILL.md"})
+            assert "Second." in read["contents"][0]["text"]
+            listed = await client.request("resources/list", {})
+            assert [r["uri"] for r in listed["resources"]] == ["skill://d/howto/SKILL.md"]
+
+    asyncio.run(go())
+
+
+def events_child(name: str) -> rondo.Server:
+    from rondo.events import Events
+
+    child = rondo.Server(name)
+    events = child.extension(Events())
+    events.event("order.shipped", description=f"{name} shipped an order",
+                 payload_schema={"type": "object", "properties": {"id": {"type": "string"}}})
+    return child
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_event_types_of_mounted_children_are_served_under_their_namespaces(
+        protocol: str) -> None:
+    parent = rondo.Server("parent")
+    east, west = events_child("east"), events_child("west")
+    mount(parent, east, namespace="east")
+    made = mount(parent, west, namespace="west")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as client:
+            listed = (await client.request("events/list", {}))["events"]
+            assert [e["name"] for e in listed] == ["east_order.shipped", "west_order.shipped"]
+            assert listed[1]["description"] == "west shipped an order"
+            start = {}
+            for side in ("east", "west"):
+                head = await client.request("events/poll", {"name": f"{side}_order.shipped",
+                                                            "cursor": None})
+                start[side] = head["cursor"]
+            await east.emit("order.shipped", {"id": "e1"})  # the child emits as it would alone
+            await parent.emit("west_order.shipped", {"id": "w1"})  # or the parent, by its name
+            for side, wanted in (("east", "e1"), ("west", "w1")):
+                page = await client.request("events/poll", {"name": f"{side}_order.shipped",
+                                                            "cursor": start[side]})
+                assert [(e["name"], e["data"]["id"]) for e in page["events"]] \
+                    == [(f"{side}_order.shipped", wanted)]
+            with pytest.raises(rondo.McpError, match="Unknown event: order.shipped"):
+                await client.request("events/poll", {"name": "order.shipped", "cursor": None})
+        made.unmount()
+        async with Client(parent, protocol=protocol) as client:
+            listed = (await client.request("events/list", {}))["events"]
+            assert [e["name"] for e in listed] == ["east_order.shipped"]
+
+    asyncio.run(go())
+
+
+def test_an_event_type_both_would_serve_is_refused_at_mount() -> None:
+    from rondo.events import Events
+
+    parent = rondo.Server("parent")
+    own = parent.extension(Events())
+    own.event("east_order.shipped", description="the parent's own")
+    with pytest.raises(ValueError, match="event type 'east_order.shipped'.*already served"):
+        mount(parent, events_child("east"), namespace="east")
+    assert parent.extensions["io.modelcontextprotocol/events"] is own and not own.members
+
+
+# -- 3. MCP Apps -----------------------------------------------------------------------------------
+
+PAGE = "<!doctype html><html><head><title>t</title></head><body><p>view</p></body></html>"
+
+
+def apps_child(hide: bool = True) -> rondo.Server:
+    from rondo.apps import Apps
+
+    child = rondo.Server("shop")
+    apps = child.extension(Apps(hide_app_only=hide))
+    table = apps.view("ui://shop/orders", html=PAGE, title="Orders")
+
+    @apps.tool(view=table)
+    def orders() -> str:
+        """List orders."""
+        return "two orders"
+
+    @apps.tool(view=table, visibility=["app"])
+    def refresh() -> str:
+        """The view's button."""
+        return "refreshed"
+
+    return child
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_mounted_childs_views_and_links_are_served_by_the_parent(protocol: str) -> None:
+    from rondo.apps import EXTENSION, LEGACY_RESOURCE_URI, MIME_TYPE
+    from rondo.apps.client import AppsClient
+
+    parent = rondo.Server("parent")
+
+    @parent.tool
+    def plain() -> str:
+        """The parent's own."""
+        return "plain"
+
+    made = mount(parent, apps_child(), namespace="shop")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol, extensions=[AppsClient()]) as client:
+            caps = (client.server_capabilities if protocol == "2025-11-25"
+                    else (await client.discover()).capabilities)
+            assert EXTENSION in caps["extensions"]
+            tools = {t.name: t for t in await client.list_tools()}
+            assert sorted(tools) == ["plain", "shop_orders", "shop_refresh"]
+            meta = tools["shop_orders"].meta or {}
+            assert meta["ui"]["resourceUri"] == meta[LEGACY_RESOURCE_URI] == "ui://shop/orders"
+            read = await client.request("resources/read", {"uri": "ui://shop/orders"})
+            assert read["contents"][0]["mimeType"] == MIME_TYPE
+            assert read["contents"][0]["text"] == PAGE
+            assert (await client.call_tool("shop_refresh")).text == "refreshed"
+        async with Client(parent, protocol=protocol) as plain_client:  # no apps support
+            names = sorted(t.name for t in await plain_client.list_tools())
+            assert names == ["plain", "shop_orders"]  # the child's hide_app_only holds
+        made.unmount()
+        assert EXTENSION not in parent.extensions
+
+    asyncio.run(go())
+
+
+def test_apps_whose_hide_app_only_differ_are_refused_at_mount() -> None:
+    from rondo.apps import Apps, AppsError
+
+    parent = rondo.Server("parent")
+    parent.extension(Apps())
+    with pytest.raises(AppsError, match="hide_app_only=True.*must agree"):
+        mount(parent, apps_child(hide=True), namespace="shop")
+    assert "shop_orders" not in parent.tools

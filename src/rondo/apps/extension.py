@@ -66,6 +66,7 @@ class Apps:
         self.views: dict[str, View] = {}
         self._scopes: dict[str, list[str] | None] = {}
         self.server: Server | None = None
+        self._members: set[str] = set()  # namespaces of mounted children joined (`join`)
 
     # -- declaring views and tools ------------------------------------------------------------
 
@@ -177,6 +178,29 @@ class Apps:
             if not same_mime(resource.mime_type):
                 raise AppsError(f"tool {name!r} renders in {found.resource_uri}, served as "
                                 f"{resource.mime_type!r}, not {MIME_TYPE!r}")
+
+    # -- mounted (rondo.gateway.mount) ----------------------------------------------------------
+
+    def hub(self) -> Apps:
+        """The instance a parent without the extension advertises it with for its mounted
+        children: no views of its own (a child's views come in as the child's `ui://`
+        resources, at their own URIs, so every tool's `_meta.ui.resourceUri` stays right)."""
+        return Apps(hide_app_only=self.hide_app_only, max_bytes=self.max_bytes)
+
+    def join(self, namespace: str, member: Any) -> None:
+        """A mounted child's Apps: its views and linked tools are already the parent's
+        resources and tools; only `hide_app_only` must agree (it filters the whole list)."""
+        if not isinstance(member, Apps):
+            raise AppsError(f"a mounted server's {EXTENSION!r} extension is not Apps")
+        if member.hide_app_only != self.hide_app_only:
+            raise AppsError(f"the server mounted as {namespace!r} has Apps(hide_app_only="
+                            f"{member.hide_app_only}) and this one hide_app_only="
+                            f"{self.hide_app_only}: the setting filters the whole tools/list, "
+                            "so the two must agree")
+        self._members.add(namespace)
+
+    def leave(self, namespace: str) -> None:
+        self._members.discard(namespace)
 
     # -- the Extension protocol ---------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..server.method import Method
+from ..server.request import Request
 from ..wire.errors import McpError
 from . import reading, subscribing
 from .deliverer import Deliverer
@@ -42,8 +43,11 @@ from .webhook import Delivery
 
 if TYPE_CHECKING:
     from ..core.core import Core
-    from ..server.request import Request
     from ..server.server import Server
+
+# How a mounted child's event types are named in the parent: `<namespace>_<name>`, as
+# `rondo.gateway.mount` names tools (a namespace has no `_`, so the name splits one way).
+SEPARATOR = "_"
 
 __all__ = ["EXTENSION", "MODES", "SEP_CODES", "SKETCH_CODES", "EventType", "Events", "Match",
            "default_match"]
@@ -104,6 +108,7 @@ class Events:
         self.server: Server | None = None
         self.consumer = secrets.token_hex(6)
         self.deliverer = Deliverer(self)
+        self.members: dict[str, Events] = {}  # mounted children's, by namespace (`join`)
 
     # -- declaring and emitting ------------------------------------------------------------------
 
@@ -133,6 +138,11 @@ class Events:
         """Record one occurrence; every poller, stream and webhook of this type (on any worker,
         with a shared log) sees it. Returns the occurrence with its cursor."""
         if name not in self.types:
+            routed = self._member_of(name)
+            if routed is not None:  # a mounted child's type, by its name in this server
+                member, namespace, own = routed
+                done = await member.emit(own, data, event_id=event_id, timestamp=timestamp)
+                return {**done, "name": name}
             raise ValueError(f"event type {name!r} is not declared")
         if not isinstance(data, Mapping):
             raise TypeError("event data must be an object")
@@ -154,13 +164,75 @@ class Events:
     def methods(self) -> Iterable[Method]:
         return [
             Method("events/list", self._list),
-            Method("events/poll", functools.partial(reading.poll, self)),
-            Method("events/stream", functools.partial(reading.stream, self),
+            Method("events/poll", functools.partial(self._serve, reading.poll)),
+            Method("events/stream", functools.partial(self._serve, reading.stream),
                    suspends=lambda core, params: True),
-            Method("events/subscribe", functools.partial(subscribing.subscribe, self),
+            Method("events/subscribe", functools.partial(self._serve, subscribing.subscribe),
                    suspends=lambda core, params: True),
-            Method("events/unsubscribe", functools.partial(subscribing.unsubscribe, self)),
+            Method("events/unsubscribe", functools.partial(self._serve, subscribing.unsubscribe)),
         ]
+
+    # -- mounted (rondo.gateway.mount): a child's event types under its namespace ---------------
+
+    def hub(self) -> Events:
+        """The instance a parent without events serves its mounted children's with: no types of
+        its own, this one's codes and reading settings."""
+        return Events(codes=self.codes, poll_interval_ms=self.poll_interval_ms,
+                      heartbeat=self.heartbeat, max_events=self.max_events,
+                      default_ttl_ms=self.default_ttl_ms, max_ttl_ms=self.max_ttl_ms)
+
+    def join(self, namespace: str, member: Any) -> None:
+        """Serve `member`'s event types (a mounted child's) as `<namespace>_<name>`; requests
+        naming one go to the child's own log and subscriptions. A name this server already
+        serves is refused (ValueError) and nothing changes."""
+        if not isinstance(member, Events):
+            raise ValueError(f"a mounted server's {EXTENSION!r} extension is not Events")
+        taken = set(self.types) | {f"{ns}{SEPARATOR}{t}" for ns, m in self.members.items()
+                                   if ns != namespace for t in m.types}
+        for own in member.types:
+            full = f"{namespace}{SEPARATOR}{own}"
+            if full in taken or len(full) > 128:
+                raise ValueError(f"event type {full!r} (type {own!r} of the server mounted as "
+                                 f"{namespace!r}) is already served by this server"
+                                 if full in taken else
+                                 f"event type {full!r} is longer than 128 characters")
+        self.members[namespace] = member
+
+    def leave(self, namespace: str) -> None:
+        self.members.pop(namespace, None)
+
+    def _member_of(self, name: Any) -> tuple[Events, str, str] | None:
+        if not isinstance(name, str) or name in self.types or SEPARATOR not in name:
+            return None
+        namespace, own = name.split(SEPARATOR, 1)
+        member = self.members.get(namespace)
+        return None if member is None else (member, namespace, own)
+
+    async def _serve(self, row: Any, core: Core, req: Request) -> dict[str, Any]:
+        """A row naming an event type: this server's own, or a mounted child's (the request goes
+        to the child under its own name; what comes back carries the name served here)."""
+        routed = self._member_of(req.params.get("name"))
+        if routed is None:
+            result: dict[str, Any] = await row(self, core, req)
+            return result
+        member, namespace, own = routed
+        prefix = f"{namespace}{SEPARATOR}"
+
+        def emit(message: dict[str, Any]) -> None:
+            params = message.get("params")
+            if message.get("method") == "notifications/events/event" and isinstance(params, dict):
+                message = {**message, "params": {**params, "name": prefix + str(params["name"])}}
+            req.emit(message)
+
+        inner = Request(req.id, req.method, {**req.params, "name": own}, req.env, req.dialect,
+                        emit=emit, auth=req.auth, call=req.call, headers=req.headers,
+                        peer=req.peer)
+        result = await member._serve(row, core, inner)
+        found = result.get("events")
+        if isinstance(found, list):
+            result = {**result, "events": [{**e, "name": prefix + str(e.get("name"))}
+                                           for e in found]}
+        return result
 
     def attach(self, server: Server) -> None:
         self.server = server
@@ -175,6 +247,10 @@ class Events:
 
     def fleet_problem(self, server: Server) -> str | None:
         if self.log.shared and self.subscriptions.shared:
+            for member in list(self.members.values()):
+                problem = member.fleet_problem(server)
+                if problem is not None:
+                    return problem
             return None
         return ("its event log or webhook subscriptions live in one process, so an event "
                 "emitted on one worker would not reach the others. Use rondo run --redis URL "
@@ -190,6 +266,8 @@ class Events:
         if isinstance(self.subscriptions, MemorySubscriptions):
             self.subscriptions = RedisSubscriptions(
                 url, prefix=f"rondo:event-subs:{self.server.name if self.server else ''}:")
+        for member in list(self.members.values()):
+            member.use_redis(url)
 
     # -- for the rows (reading.py, subscribing.py) ----------------------------------------------
 
@@ -215,7 +293,11 @@ class Events:
         return binding if isinstance(binding, str) else None
 
     async def _list(self, core: Core, req: Request) -> dict[str, Any]:
-        return {"events": [t.wire() for t in self.types.values()]}
+        listed = [t.wire() for t in self.types.values()]
+        for namespace, member in list(self.members.items()):
+            mounted = (await member._list(core, req))["events"]
+            listed += [{**e, "name": f"{namespace}{SEPARATOR}{e['name']}"} for e in mounted]
+        return {"events": listed}
 
     # -- webhook delivery ------------------------------------------------------------------------
 

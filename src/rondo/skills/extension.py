@@ -94,6 +94,10 @@ class Skills:
         self.max_bytes = max_bytes
         self.server: Server | None = None
         self.skills: dict[str, Skill] = {}  # by path
+        # Mounted children's skills, under `<namespace>/<path>` (`join`), and the whole catalog
+        # served (own and joined), made again when either changes.
+        self.joined: dict[str, dict[str, Skill]] = {}
+        self._every: dict[str, Skill] | None = None
         self._install(self._load())
 
     # -- the catalog ---------------------------------------------------------------------------
@@ -113,6 +117,7 @@ class Skills:
     def _install(self, catalog: dict[str, Skill]) -> None:
         old = self.skills
         self.skills = catalog
+        self._every = None
         server = self.server
         if server is None:
             return
@@ -150,17 +155,87 @@ class Skills:
             self.server.notify_resources_changed()
         return True
 
+    def catalog(self) -> dict[str, Skill]:
+        """Every skill served, by path: this server's own and its mounted children's."""
+        every = self._every
+        if every is None:
+            every = dict(self.skills)
+            for skills in self.joined.values():
+                every.update(skills)
+            every = self._every = dict(sorted(every.items()))
+        return every
+
     def find(self, uri: str) -> tuple[Skill, str] | None:
         """The skill serving `uri` and the file's path inside it (None if none does)."""
         if not uri.startswith(SCHEME):
             return None
         rest = uri[len(SCHEME):]
         parts = rest.split("/")
+        every = self.catalog()
         for cut in range(len(parts) - 1, 0, -1):  # the longest skill path wins (nested skills)
-            skill = self.skills.get("/".join(parts[:cut]))
+            skill = every.get("/".join(parts[:cut]))
             if skill is not None:
                 return skill, "/".join(parts[cut:])
         return None
+
+    # -- mounted (rondo.gateway.mount): a child's skills under its namespace ---------------------
+
+    def hub(self) -> Skills:
+        """The instance a parent without skills serves its mounted children's with: none of its
+        own, this one's list and cache settings."""
+        return Skills(directory_read=self.directory_read, ttl_ms=self.ttl_ms,
+                      cache_scope=self.cache_scope, page_size=self.page_size,
+                      max_files=self.max_files, max_bytes=self.max_bytes)
+
+    def carries_resource(self, uri: str) -> bool:
+        """A child's `skill://` resource is the skills extension's to bring in (namespaced)."""
+        return self.find(uri) is not None
+
+    def join(self, namespace: str, member: Any) -> None:
+        """Serve `member`'s skills (a mounted child's) as `skill://<namespace>/<path>/...`, as
+        a mount prefixes tool names: two children's same-named skills do not collide. Again for
+        the same namespace: its catalog is taken in anew (the child refreshed). A path this
+        server already serves, or a URI it already has, is refused (SkillError) and nothing
+        changes."""
+        if not isinstance(member, Skills):
+            raise SkillError(f"a mounted server's {EXTENSION!r} extension is not Skills")
+        others = {path for ns, skills in self.joined.items() if ns != namespace
+                  for path in skills} | set(self.skills)
+        server = self.server
+        before = self.joined.get(namespace, {})
+        fresh: dict[str, Skill] = {}
+        for path, skill in member.catalog().items():
+            full = f"{namespace}/{path}"
+            if full in others:
+                raise SkillError(f"skill path {full!r} (skill {path!r} of the server mounted as "
+                                 f"{namespace!r}) is already served by this server")
+            same = before.get(full)
+            if same is not None and same.digests == skill.digests:
+                fresh[full] = same
+                continue
+            made = Skill(full, skill.files, max_files=len(skill.files), max_bytes=skill.total)
+            if server is not None and made.uri in server.resources and same is None:
+                raise SkillError(f"skill {made.uri!r} of the server mounted as {namespace!r}: "
+                                 "this server already serves that URI")
+            fresh[full] = made
+        self.joined[namespace] = fresh
+        self._every = None
+        if server is None:
+            return
+        for full, skill in before.items():
+            if fresh.get(full) is not skill and skill.uri in server.resources:
+                server.remove_resource(skill.uri)
+        for full, skill in fresh.items():
+            if before.get(full) is not skill:
+                self._register(server, skill)
+
+    def leave(self, namespace: str) -> None:
+        gone = self.joined.pop(namespace, {})
+        self._every = None
+        server = self.server
+        for skill in gone.values():
+            if server is not None and skill.uri in server.resources:
+                server.remove_resource(skill.uri)
 
     # -- the Extension protocol ----------------------------------------------------------------
 
@@ -199,7 +274,7 @@ class Skills:
         return result
 
     async def _list(self, core: Core, req: Request) -> dict[str, Any]:
-        skills = list(self.skills.values())
+        skills = list(self.catalog().values())
         start = _offset(req.params.get("cursor"), len(skills))
         end = start + self.page_size
         result: dict[str, Any] = {"skills": [s.entry() for s in skills[start:end]]}
@@ -235,7 +310,7 @@ class Skills:
         if not isinstance(uri, str) or not uri.startswith(SCHEME):
             raise invalid_params("resources/directory/read needs a skill:// directory uri")
         trimmed = uri.rstrip("/")
-        skill = self.skills.get(trimmed[len(SCHEME):])
+        skill = self.catalog().get(trimmed[len(SCHEME):])
         rel_dir = ""
         if skill is None:
             found = self.find(trimmed)
