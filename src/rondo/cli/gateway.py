@@ -49,11 +49,19 @@ def gateway_command(argv: list[str]) -> int:
     path = str(Path(args.config).resolve())
     try:
         from_mcp_json(path, name=args.name, upstream_protocol=args.upstream_protocol)
+        from ..client.mcpjson import load_mcp_json
+        from ..gateway.bridge import Hold
+        from ..gateway.config import entry_bridge
+
+        held = [entry.name for entry in load_mcp_json(path).values()
+                if isinstance(entry_bridge(entry, args.bridge), Hold)]
     except (ConfigError, ValueError) as exc:
         print(f"rondo gateway: {exc}", file=sys.stderr)
         return 2
-    if args.bridge == "hold" and _workers(rest) > 1 and not _redis(rest):
-        print("rondo gateway: --bridge hold keeps each held call in the process that began it, "
+    if held and _workers(rest) > 1 and not _redis(rest):
+        why = "--bridge hold" if args.bridge == "hold" else (
+            f"server {held[0]!r}'s \"bridge\": \"hold\"")
+        print(f"rondo gateway: {why} keeps each held call in the process that began it, "
               "and --workers N shares one address, so a retry would reach a random worker: give "
               "the workers a bus (--redis URL) to forward retries to the holder, or use "
               "--bridge replay, or one worker", file=sys.stderr)

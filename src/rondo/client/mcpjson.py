@@ -6,7 +6,8 @@
                     "headers": {"Authorization": "Bearer ${WEATHER_TOKEN}"}, "timeout": 10}}}
 
 Each entry is a stdio command (`command`, `args`, `env`, `cwd`) or a URL (`url`, `headers`;
-`type` "http"/"streamable-http" or "sse"); `timeout` (seconds) is rondo's own key. `servers`
+`type` "http"/"streamable-http" or "sse"); `timeout` (seconds) and `bridge` ("hold",
+"replay" or "none": how a gateway bridges that server's mid-call questions) are rondo's own keys. `servers`
 (VS Code's key) is read as `mcpServers`. `${NAME}` and `${NAME:-default}` in any string are
 taken from the environment, so secrets stay out of the file. An entry with `"disabled": true`
 is skipped; a few keys hosts keep for themselves (`description`, `autoApprove`...) are ignored;
@@ -31,7 +32,9 @@ __all__ = ["ConfigError", "ServerEntry", "load_mcp_json"]
 Kind = Literal["stdio", "http", "sse"]
 _TYPES: dict[str, Kind] = {"stdio": "stdio", "http": "http", "streamable-http": "http",
                            "streamableHttp": "http", "sse": "sse"}
-_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled"}
+_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled",
+         "bridge"}
+_BRIDGES = ("hold", "replay", "none")
 _HOST_KEYS = {"description", "autoApprove", "alwaysAllow", "gallery", "dev", "trust",
               "includeTools", "excludeTools"}
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -54,6 +57,7 @@ class ServerEntry:
     cwd: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     timeout: float | None = None
+    bridge: str | None = None  # "hold", "replay", "none", or None: the gateway's own choice
 
     @property
     def target(self) -> str | list[str]:
@@ -142,6 +146,9 @@ def _entry(name: str, entry: Any, environ: Mapping[str, str]) -> ServerEntry | N
                                 or not 0 < timeout <= 3600):
         raise ConfigError(f"{where}: timeout must be a number of seconds, more than 0 and at "
                           "most 3600")
+    bridge = entry.get("bridge")
+    if bridge is not None and bridge not in _BRIDGES:
+        raise ConfigError(f"{where}: bridge must be one of {', '.join(_BRIDGES)}")
     if has_url:
         for key in ("args", "env", "cwd"):
             if key in entry:
@@ -154,7 +161,7 @@ def _entry(name: str, entry: Any, environ: Mapping[str, str]) -> ServerEntry | N
             if not key or any(c in key for c in " \t\r\n:") or "\n" in value or "\r" in value:
                 raise ConfigError(f"{where}: header {key!r} is not a valid header")
         return ServerEntry(name, kind, url=url, headers=headers,
-                           timeout=None if timeout is None else float(timeout))
+                           timeout=None if timeout is None else float(timeout), bridge=bridge)
     if "headers" in entry:
         raise ConfigError(f"{where}: headers go with url, not command")
     command = text(entry["command"], "command").strip()
@@ -167,7 +174,7 @@ def _entry(name: str, entry: Any, environ: Mapping[str, str]) -> ServerEntry | N
     cwd = entry.get("cwd")
     return ServerEntry(name, "stdio", command=argv, env=strings(entry.get("env"), "env"),
                        cwd=None if cwd is None else text(cwd, "cwd"),
-                       timeout=None if timeout is None else float(timeout))
+                       timeout=None if timeout is None else float(timeout), bridge=bridge)
 
 
 def _expand(value: str, environ: Mapping[str, str], where: str) -> str:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..client.mcpjson import ConfigError, load_mcp_json
+from ..client.mcpjson import ConfigError, ServerEntry, load_mcp_json
 from ..server.server import Server
 from .mount import _NAMESPACE, SEPARATOR, mount
 from .proxy import proxy
@@ -63,14 +63,32 @@ def from_mcp_json(
     # that initializes while they are all down must still list them and hear them arrive.
     parent.advertise("tools", "prompts", "resources")
     children: list[Server] = []
+    bridged = False
     for entry in entries.values():
+        mode = entry_bridge(entry, bridge)
+        bridged = bridged or mode is not None
         child = proxy(entry, name=entry.name, upstream_protocol=upstream_protocol,
-                      restart=restart, bridge=bridge, must_connect=False, warn_undocumented=False)
+                      restart=restart, bridge=mode, must_connect=False, warn_undocumented=False)
         mount(parent, child, namespace=entry.name, **dict((transforms or {}).get(entry.name, {})))
         children.append(child)
-    if bridge is not None:
+    if bridged:
         parent.extension(_UpstreamFleet(children))
     return parent
+
+
+def entry_bridge(entry: ServerEntry, default: Any) -> Any:
+    """The bridge of one entry: its own `"bridge"` key ("hold", "replay", "none") over the
+    gateway's `bridge=`. A mode named by the entry takes the gateway's tuning when `bridge=`
+    is an instance of that mode (`Hold(timeout=60)` for `"hold"`), else that mode's defaults."""
+    if entry.bridge == "none" or (entry.bridge is None and default is None):
+        return None
+    from .bridge.relay import Hold, Replay, bridge_mode
+
+    given = bridge_mode(default)  # "hold" -> Hold(); a bad value is a ValueError
+    if entry.bridge is None:
+        return given
+    wanted = Hold if entry.bridge == "hold" else Replay
+    return given if isinstance(given, wanted) else wanted()
 
 
 class _UpstreamFleet:

@@ -394,6 +394,8 @@ def proxy(
         env = {**upstream.env, **(env or {})}
         cwd = cwd if cwd is not None else upstream.cwd
         timeout = timeout if timeout is not None else upstream.timeout
+        if bridge is None and upstream.bridge not in (None, "none"):
+            bridge = upstream.bridge  # the entry's own "bridge" key
         label, upstream = upstream.name, upstream.target
     link = Upstream(upstream, headers=headers, timeout=30.0 if timeout is None else timeout,
                     protocol=upstream_protocol, auth=upstream_auth, env=env, cwd=cwd,
