@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..mrtr.admission import admit
+from ..mrtr.ask import FLOW, USER
 from ..mrtr.result import InputRequired
 from ..server.context import Context
 from ..wire.errors import McpError, invalid_params
 from .methods import tool_failure
+from .modern import input_required_result
 
 if TYPE_CHECKING:
     from ..server.components import Tool
@@ -56,8 +59,7 @@ async def relay_call(
         if "inputResponses" in params or "requestState" in params:
             core.open_retry(ctx, params)
         value = await relay(ctx, arguments)
-        result = (modern.input_required(ctx, value) if isinstance(value, InputRequired)
-                  else value)
+        result = relayed_round(core, ctx, value) if isinstance(value, InputRequired) else value
     except McpError:
         raise
     except Exception as exc:
@@ -68,3 +70,22 @@ async def relay_call(
     if meta is not None and "_meta" not in result:
         result["_meta"] = meta
     return result
+
+
+def relayed_round(core: Core, ctx: Context, outcome: InputRequired) -> dict[str, Any]:
+    """A relay's `InputRequired` as the dialect's `input_required` makes it (sealed first,
+    then admitted against what the client declared), except that the sealed state carries no
+    digests of the questions: they are the upstream's, answered through the upstream's own
+    state, and a relay never reads an answer through `ctx.ask` (the digests are for that)."""
+    policy = ctx.server.state_policy
+    if policy is None:
+        return core.modern.input_required(ctx, outcome)
+    requests = dict(outcome.input_requests)
+    token = None
+    if outcome.state is not None:
+        env: dict[str, Any] = {USER: outcome.state}
+        if ctx._flow is not None:
+            env[FLOW] = ctx._flow
+        token = policy.seal_for(ctx, env)
+    admit(ctx, requests, token is not None)
+    return input_required_result(requests, token)

@@ -213,13 +213,16 @@ class Upstream:
             raise McpError(-32602, "invalid requestState: not this upstream's")
         # The upstream sees what this request's client can answer (its input kinds only), so
         # it asks only what the client declared, as it would if called directly.
-        declared = ctx.client_capabilities or {}
-        meta: dict[str, Any] = {CLIENT_CAPABILITIES: {
-            **{kind: declared[kind] for kind in _INPUT_KINDS if kind in declared},
-            **upstream_capabilities(declared)}}
+        declared = ctx.client_capabilities
+        asks: dict[str, Any] = {}
+        if declared:
+            asks = {kind: declared[kind] for kind in _INPUT_KINDS if kind in declared}
+            if "extensions" in declared:
+                asks.update(upstream_capabilities(declared))
+        meta: dict[str, Any] = {CLIENT_CAPABILITIES: asks}
         if ctx.log_level is not None:  # 2026-07-28 upstream: log at the client's own level
             meta[LOG_LEVEL] = ctx.log_level
-        sent = {**params, "_meta": meta}
+        params["_meta"] = meta  # every caller's params are its own, made for this round
         relaying = _RELAYING.set(ctx)
         calls = self.calls
         if calls is not None:  # a stdio upstream: its log messages are matched to the call
@@ -227,10 +230,12 @@ class Upstream:
         # Whom this request is relayed for: `upstream_auth` exchanges that caller's token.
         caller = CALLER.set(ctx.auth if isinstance(ctx.auth, Principal) else None)
         try:
-            pending = PendingCall(method=method, params=sent,
+            pending = PendingCall(method=method, params=params,
                                   request_state=None if state is None else state.get("s"))
-            result: Any = await client.resume(pending, dict(ctx.input_responses or {}),
-                                              manual=True, on_progress=_progress_of(ctx))
+            # The answers as the client sent them (the retry's params copy them).
+            result: Any = await client.resume(
+                pending, ctx.input_responses, manual=True,
+                on_progress=None if ctx.progress_token is None else _progress_of(ctx))
         except McpError as exc:
             data = exc.data if exc.code == MISSING_CAPABILITY else None
             raise McpError(exc.code, _clip(exc.message), data) from None
