@@ -12,7 +12,6 @@ makes one) and returns the server's answer with the secret the receiver must ver
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import secrets
 from collections.abc import Mapping
@@ -119,19 +118,7 @@ class EventStream(Subscription):
     async def __aenter__(self) -> EventStream:
         if self.client.era != "modern":
             raise ClientError("events/stream from rondo.Client needs a 2026-07-28 server (poll instead)")
-        self.id = self.client.follow_stream(self)
-        self._task = asyncio.create_task(
-            self.client._rpc("events/stream", self.params, timeout=None, request_id=self.id))
-        self._task.add_done_callback(lambda _: self._finish())
-        waiter = asyncio.ensure_future(self._acked.wait())
-        await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if self.acknowledged is None:
-            await self.__aexit__()
-            if self._task.done() and not self._task.cancelled() and self._task.exception():
-                raise self._task.exception()  # type: ignore[misc]
-            raise ProtocolError("server did not confirm events/stream")
+        await self._open("events/stream", self.params, "confirm")
         return self
 
     def _deliver(self, message: Json) -> None:

@@ -28,11 +28,16 @@ class Subscription:
     async def __aenter__(self) -> Subscription:
         if self.client.era != "modern":
             raise ClientError("subscriptions/listen needs a 2026-07-28 server")
+        await self._open("subscriptions/listen", {"notifications": self.wanted}, "acknowledge")
+        return self
+
+    async def _open(self, method: str, params: Json, verb: str) -> None:
+        """Send the long-lived request on a stream of its own and wait (the client's timeout)
+        for the server's first notification on it (`_deliver` sets `acknowledged`); the
+        request's own error if it failed first, else "server did not {verb} {method}"."""
         self.id = self.client.follow_stream(self)
         self._task = asyncio.create_task(
-            self.client._rpc("subscriptions/listen", {"notifications": self.wanted},
-                             timeout=None, request_id=self.id)
-        )
+            self.client._rpc(method, params, timeout=None, request_id=self.id))
         self._task.add_done_callback(lambda _: self._finish())
         waiter = asyncio.ensure_future(self._acked.wait())
         await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
@@ -42,8 +47,7 @@ class Subscription:
             await self.__aexit__()
             if self._task.done() and not self._task.cancelled() and self._task.exception():
                 raise self._task.exception()  # type: ignore[misc]
-            raise ProtocolError("server did not acknowledge subscriptions/listen")
-        return self
+            raise ProtocolError(f"server did not {verb} {method}")
 
     async def __aexit__(self, *exc: object) -> None:
         self.client.unfollow_stream(self.id)
