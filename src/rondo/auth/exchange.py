@@ -31,6 +31,7 @@ import msgspec
 
 from ..wire.inflate import ACCEPT_ENCODING, InflateError, TooLarge, read_body
 from .errors import VerifierUnavailable
+from .loop_client import LoopClient
 from .principal import CALLER, Principal, bearer_of
 from .urls import check_url
 
@@ -157,12 +158,10 @@ class TokenExchange:
         self.default_ttl = float(default_ttl)
         self.max_bytes = max_bytes
         self._clock = clock
-        self._transport = transport
         # key -> (token, refresh at); the key holds no token (the caller's binding and scopes).
         self._cache: OrderedDict[_Key, tuple[ExchangedToken, float]] = OrderedDict()
         self._inflight: dict[_Key, asyncio.Future[ExchangedToken]] = {}
-        self._http: httpx.AsyncClient | None = None
-        self._loop: Any = None
+        self._pool = LoopClient(self.timeout, transport)
         self.exchanges = 0  # requests sent to the STS (a figure for tests and metrics)
 
     # -- the public calls -----------------------------------------------------------------------
@@ -222,9 +221,7 @@ class TokenExchange:
 
     async def aclose(self) -> None:
         """Close the pooled HTTP client (a new one is made on next use)."""
-        client, self._http = self._http, None
-        if client is not None:
-            await client.aclose()
+        await self._pool.aclose()
 
     def __repr__(self) -> str:
         where = self.token_endpoint or self.issuer
@@ -319,18 +316,10 @@ class TokenExchange:
             raise ExchangeUnavailable("the STS's metadata has no usable token_endpoint") from None
         return self.token_endpoint
 
-    def _client(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        if self._http is None or self._loop is not loop:
-            self._http = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False,
-                                           trust_env=False, transport=self._transport)
-            self._loop = loop
-        return self._http
-
     async def _post(self, url: str, form: Mapping[str, str],
                     headers: Mapping[str, str]) -> tuple[int, Any]:
         try:
-            async with self._client().stream("POST", url, data=form, headers=headers) as response:
+            async with self._pool.get().stream("POST", url, data=form, headers=headers) as response:
                 raw = await read_body(response, self.max_bytes)
                 status = response.status_code
         except TooLarge:

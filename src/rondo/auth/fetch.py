@@ -13,6 +13,7 @@ import msgspec
 
 from ..wire.inflate import ACCEPT_ENCODING, InflateError, TooLarge, read_body
 from .errors import VerifierUnavailable
+from .loop_client import LoopClient
 
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_MAX_BYTES = 256 * 1024
@@ -28,17 +29,10 @@ class Fetcher:
             raise ValueError("max_bytes must be an integer of at least 1024")
         self.timeout = float(timeout)
         self.max_bytes = max_bytes
-        self._client: httpx.AsyncClient | None = None
-        self._loop: Any = None
+        self._pool = LoopClient(self.timeout)
 
     def _http(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            # A client is tied to the loop it was first used on (tests run several loops).
-            self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False,
-                                             trust_env=False)
-            self._loop = loop
-        return self._client
+        return self._pool.get()
 
     async def json(
         self,

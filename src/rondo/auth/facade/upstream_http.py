@@ -15,6 +15,7 @@ import httpx
 import msgspec
 
 from ...wire.inflate import ACCEPT_ENCODING, InflateError, TooLarge, read_body
+from ..loop_client import LoopClient
 from .upstream import Upstream, UpstreamError, UpstreamTokens
 
 
@@ -25,17 +26,10 @@ class UpstreamClient:
         self.clock = clock
         self.timeout = float(upstream.timeout)
         self.max_bytes = upstream.max_bytes
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        self._loop: Any = None
+        self._pool = LoopClient(self.timeout, transport)
 
     def _http(self) -> httpx.AsyncClient:
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = httpx.AsyncClient(timeout=self.timeout, follow_redirects=False,
-                                             trust_env=False, transport=self._transport)
-            self._loop = loop
-        return self._client
+        return self._pool.get()
 
     async def _call(self, method: str, url: str, *, headers: Mapping[str, str],
                     form: Mapping[str, str] | None = None,
