@@ -20,7 +20,7 @@ import pytest
 
 import rondo
 from rondo.client import Client, PendingCall
-from rondo.gateway.bridge import pool as pool_module
+from rondo.gateway.bridge import Hold, Replay
 from tests.helpers.bridge_upstream import answers
 
 COMMAND = [sys.executable, str(Path(__file__).resolve().parents[1] / "helpers"
@@ -30,7 +30,7 @@ DAYS = ["Monday", "Tuesday", "Wednesday"]
 SURE = {"action": "accept", "content": {"ok": True}}
 
 
-def front(mode: str, timeout: float = 20) -> rondo.Server:
+def front(mode: Any, timeout: float = 20) -> rondo.Server:
     return rondo.proxy(COMMAND, upstream_protocol="2025-11-25", bridge=mode, timeout=timeout,
                        state=KEYS)
 
@@ -81,12 +81,11 @@ def test_bridged_calls_open_at_once_each_get_their_own_answers(mode: str) -> Non
     asyncio.run(go())
 
 
-def test_the_pool_is_bounded_and_reuses_idle_processes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With a pool of 2: two held calls take two processes; a third call waits for one up to
-    the upstream timeout (1 s here) and gets -32000; once a held call completes, its process
-    idles and serves the next call (the same pid)."""
-    monkeypatch.setattr(pool_module, "MAX_PROCESSES", 2)
-    proxy = front("hold", timeout=1)
+def test_the_pool_is_bounded_and_reuses_idle_processes() -> None:
+    """With `Hold(processes=2)`: two held calls take two processes; a third call waits for one
+    up to the upstream timeout (1 s here) and gets -32000; once a held call completes, its
+    process idles and serves the next call (the same pid)."""
+    proxy = front(Hold(processes=2), timeout=1)
 
     async def go() -> None:
         async with proxy.started(), Client(proxy, protocol="2026-07-28", on_elicit=answers, timeout=30) as c:
@@ -139,3 +138,41 @@ def test_a_bridge_process_that_dies_is_noticed_and_replaced(
     asyncio.run(go())
     assert any("stderr: whoami asked" in r.getMessage() for r in caplog.records)
     assert any("a bridge process ended" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("processes", [0, 257, True, 2.0, "8"])
+def test_a_pool_size_out_of_bounds_is_refused(processes: Any) -> None:
+    with pytest.raises(ValueError, match=r"Hold\(processes=\) must be an integer from 1 to 256"):
+        Hold(processes=processes)
+    with pytest.raises(ValueError, match=r"Replay\(processes=\) must be an integer from 1 to 256"):
+        Replay(processes=processes)
+
+
+def test_rondo_proxy_bridge_processes_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from rondo.cli import main
+
+    for bad in ("0", "257", "x"):
+        with pytest.raises(SystemExit, match="2"):
+            main(["proxy", "http://127.0.0.1:1/mcp", "--bridge", "replay",
+                  "--bridge-processes", bad])
+        assert "--bridge-processes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["hold", "replay"])
+def test_the_flag_reaches_the_served_proxys_pool(mode: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `rondo proxy --bridge MODE --bridge-processes 3` hands its workers (RONDO_PROXY)
+    builds a bridge whose stdio pool holds 3 processes at most."""
+    import json
+    import runpy
+
+    from rondo.gateway.proxy import PROXY_ENV
+
+    monkeypatch.setenv(PROXY_ENV, json.dumps({
+        "upstream": COMMAND, "bridge": {"mode": mode, "hold_timeout": 300, "max_held": 1000,
+                                        "max_rounds": 16, "processes": 3}}))
+    served = Path(rondo.__file__).parent / "gateway" / "served.py"
+    server = runpy.run_path(str(served))["server"]
+    [link] = {ext.link for ext in server.extensions.values() if hasattr(ext, "link")}
+    assert link.bridge.mode.processes == 3
+    assert link.bridge.sessions.processes == 3

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from .proxy import _count, _redis, _seconds, _workers
+from .proxy import _count, _processes, _redis, _seconds, _workers
 
 
 def parser() -> argparse.ArgumentParser:
@@ -37,6 +37,9 @@ def parser() -> argparse.ArgumentParser:
                    help="--bridge hold: calls held at once, per upstream (default 1000)")
     p.add_argument("--max-rounds", type=_count, default=16, metavar="N",
                    help="--bridge replay: input rounds one call may take (default 16)")
+    p.add_argument("--bridge-processes", type=_processes, default=8, metavar="N",
+                   help="--bridge with a stdio upstream: its processes for bridged calls, one "
+                        "call each at a time (default 8, at most 256)")
     p.add_argument("--name", default="rondo-gateway", help="the gateway's server name")
     return p
 
@@ -71,7 +74,8 @@ def gateway_command(argv: list[str]) -> int:
     os.environ[PROXY_ENV] = json.dumps({
         "mcp_json": path, "name": args.name, "upstream_protocol": args.upstream_protocol,
         "bridge": args.bridge and {"mode": args.bridge, "hold_timeout": args.hold_timeout,
-                                   "max_held": args.max_held, "max_rounds": args.max_rounds}})
+                                   "max_held": args.max_held, "max_rounds": args.max_rounds,
+                                   "processes": args.bridge_processes}})
     from ..fleet.run import run_command
 
     app = Path(__file__).resolve().parent.parent / "gateway" / "served.py"

@@ -70,6 +70,9 @@ def parser() -> argparse.ArgumentParser:
                         "(default 1000)")
     p.add_argument("--max-rounds", type=_count, default=16, metavar="N",
                    help="--bridge replay: input rounds one call may take (default 16)")
+    p.add_argument("--bridge-processes", type=_processes, default=8, metavar="N",
+                   help="--bridge with a stdio upstream: its processes for bridged calls, one "
+                        "call each at a time (default 8, at most 256)")
     p.add_argument("--transport", choices=("http", "sse"), default=None,
                    help="how to reach an upstream URL: Streamable HTTP (default) or the "
                         "2024-11-05 HTTP+SSE transport (the URL is its SSE endpoint)")
@@ -84,6 +87,13 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if not 0 < value <= 1_000_000:
         raise argparse.ArgumentTypeError("expected a number from 1 to 1000000")
+    return value
+
+
+def _processes(text: str) -> int:
+    value = _count(text)
+    if value > 256:
+        raise argparse.ArgumentTypeError("expected a number from 1 to 256")
     return value
 
 
@@ -132,7 +142,8 @@ def proxy_command(argv: list[str]) -> int:
         "timeout": args.timeout, "upstream_protocol": args.upstream_protocol,
         "transport": args.transport,
         "bridge": args.bridge and {"mode": args.bridge, "hold_timeout": args.hold_timeout,
-                                   "max_held": args.max_held, "max_rounds": args.max_rounds},
+                                   "max_held": args.max_held, "max_rounds": args.max_rounds,
+                                   "processes": args.bridge_processes},
     })
     from ..fleet.run import run_command
 

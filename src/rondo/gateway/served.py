@@ -24,8 +24,9 @@ def _bridge(spec: dict[str, Any] | None) -> object:
     from rondo.gateway.bridge import Hold, Replay
 
     if spec["mode"] == "hold":
-        return Hold(timeout=float(spec["hold_timeout"]), max_held=int(spec["max_held"]))
-    return Replay(max_rounds=int(spec["max_rounds"]))
+        return Hold(timeout=float(spec["hold_timeout"]), max_held=int(spec["max_held"]),
+                    processes=int(spec.get("processes", 8)))
+    return Replay(max_rounds=int(spec["max_rounds"]), processes=int(spec.get("processes", 8)))
 
 
 if "mcp_json" in _config:  # `rondo gateway`: the file is read again here, in each worker

@@ -4,8 +4,8 @@ A 2025-11-25 server's `elicitation/create` (`sampling/createMessage`, `roots/lis
 nothing that names the call it belongs to: over Streamable HTTP it comes on the call's own
 response stream, but a stdio process has one stream for everything. With two bridged calls
 open on one process the proxy could only guess whose question it is, so each process runs one
-bridged call at a time, and calls open at once get processes of their own (`MAX_PROCESSES`
-per upstream, spawned on demand, initialized with the input capabilities the call's client
+bridged call at a time, and calls open at once get processes of their own (`processes=` of
+`Hold`/`Replay`, `MAX_PROCESSES` by default, per upstream, spawned on demand, initialized with the input capabilities the call's client
 declared, and kept idle for the next call of a client declaring the same). A call that finds
 every process busy waits for one up to the upstream's timeout, then gets -32000.
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rondo.gateway")
 MAX_PROCESSES = 8  # stdio upstream processes one bridge runs at once (each: one bridged call)
+MOST_PROCESSES = 256  # the most `Hold(processes=)` / `Replay(processes=)` may ask for
 UNAVAILABLE = -32603
 
 

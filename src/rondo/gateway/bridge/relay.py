@@ -31,6 +31,7 @@ from ...wire.errors import (
     missing_capability,
 )
 from .flow import Flow, Question, RoundLog, checked_answer, next_round
+from .pool import MAX_PROCESSES, MOST_PROCESSES
 from .sessions import Sessions
 
 if TYPE_CHECKING:
@@ -47,33 +48,47 @@ class Hold:
 
     `timeout`: seconds a held call waits for the client's next retry before it is cancelled
     upstream (and its state refused); `max_held`: calls held at once (waiting for a client's
-    answers), beyond which a call that asks is ended upstream and refused (-32000).
+    answers), beyond which a call that asks is ended upstream and refused (-32000);
+    `processes`: a stdio upstream's processes for bridged calls, one call each at a time
+    (gateway/bridge/pool.py), which also bounds the calls held on a stdio upstream.
     """
 
     name = "hold"
 
-    def __init__(self, *, timeout: float = 300.0, max_held: int = 1000) -> None:
+    def __init__(self, *, timeout: float = 300.0, max_held: int = 1000,
+                 processes: int = MAX_PROCESSES) -> None:
         if not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"Hold(timeout=) must be a positive number of seconds, got {timeout!r}")
         if not isinstance(max_held, int) or isinstance(max_held, bool) or max_held < 1:
             raise ValueError(f"Hold(max_held=) must be a positive integer, got {max_held!r}")
         self.timeout = float(timeout)
         self.max_held = max_held
+        self.processes = checked_processes("Hold", processes)
 
 
 class Replay:
     """Call the upstream again on each round, answering what it asked before from the state.
 
     Only for upstream tools safe to re-run up to their questions: whatever they do before a
-    question is done again on every round. `max_rounds` bounds the rounds of one call.
+    question is done again on every round. `max_rounds` bounds the rounds of one call;
+    `processes` a stdio upstream's processes for bridged calls running at once.
     """
 
     name = "replay"
 
-    def __init__(self, *, max_rounds: int = 16) -> None:
+    def __init__(self, *, max_rounds: int = 16, processes: int = MAX_PROCESSES) -> None:
         if not isinstance(max_rounds, int) or isinstance(max_rounds, bool) or max_rounds < 1:
             raise ValueError(f"Replay(max_rounds=) must be a positive integer, got {max_rounds!r}")
         self.max_rounds = max_rounds
+        self.processes = checked_processes("Replay", processes)
+
+
+def checked_processes(mode: str, processes: Any) -> int:
+    if isinstance(processes, bool) or not isinstance(processes, int) \
+            or not 1 <= processes <= MOST_PROCESSES:
+        raise ValueError(f"{mode}(processes=) must be an integer from 1 to {MOST_PROCESSES}, "
+                         f"got {processes!r}")
+    return processes
 
 
 def bridge_mode(value: Any) -> Hold | Replay | None:
@@ -129,7 +144,7 @@ class Bridge:
     def __init__(self, link: Upstream, mode: Hold | Replay) -> None:
         self.link = link
         self.mode = mode
-        self.sessions = Sessions(link)
+        self.sessions = Sessions(link, processes=mode.processes)
         self.worker = secrets.token_hex(8)  # names this process in the states it seals
         self.held: dict[str, Flow] = {}
         self.forwarder: Forwarder | None = None  # hold in a fleet: retries over Redis

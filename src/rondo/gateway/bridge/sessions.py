@@ -67,8 +67,9 @@ class Sessions:
     """The bridge's upstream clients: one per call (HTTP), or a pooled process per call
     (stdio)."""
 
-    def __init__(self, link: Upstream) -> None:
+    def __init__(self, link: Upstream, *, processes: int | None = None) -> None:
         self.link = link
+        self.processes = processes  # a stdio upstream's pool size (None: the default)
         self.clients: dict[str, Client] = {}
         self.flows: dict[str, set[Flow]] = {}
         self.pool: Pool | None = None  # a stdio upstream's processes, made on first use
@@ -90,7 +91,7 @@ class Sessions:
         if self.pool is None:  # a stdio upstream: processes of its own (bridge/pool.py)
             from .pool import Pool
 
-            self.pool = Pool(self.link, self._make, self._connect)
+            self.pool = Pool(self.link, self._make, self._connect, size=self.processes)
         return await self.pool.acquire(msgspec.json.encode(caps, order="sorted").decode(), caps)
 
     async def _connect(self, client: Client) -> None:
