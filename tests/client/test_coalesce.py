@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import rondo
 from rondo.transport.http import HttpApp
 from rondo.transport.serve.coalesce import CoalescingTransport
+from tests.helpers.polling import until
 
 
 class Recorder:
@@ -265,13 +266,6 @@ def connected(parser: str = "httptools", limits: Any = None,
     protocol = protocol_for(app, loop or asyncio.get_running_loop(), parser, limits)
     protocol.connection_made(real)
     return protocol, real, release
-
-
-async def until(condition: Any, seconds: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.001)
 
 
 def test_a_json_answer_leaves_in_one_write_and_keep_alive_goes_on() -> None:

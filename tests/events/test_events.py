@@ -327,9 +327,16 @@ def test_a_dead_workers_unacknowledged_delivery_is_taken_over() -> None:
                 break
             assert time.monotonic() < deadline, "never reclaimed"
         assert [o["eventId"] for _, _, o in retaken] == ["evt_1"]
+        # A second entry, taken after evt_1 was and never acknowledged: once it can be
+        # reclaimed, so could evt_1 had its acknowledgement not removed it.
+        await log.append("job.done", {"eventId": "evt_2", "name": "job.done", "data": {}})
+        taken = await log.claim(["job.done"], "another-dead-worker", 0.1, reclaim_after=60)
+        assert [o["eventId"] for _, _, o in taken] == ["evt_2"]
         await log.done("job.done", retaken[0][1])
-        await asyncio.sleep(0.3)
-        assert await log.claim(["job.done"], "third", 0.1, reclaim_after=0.2) == []  # acknowledged
+        deadline = time.monotonic() + 5
+        while not (later := await log.claim(["job.done"], "third", 0.1, reclaim_after=0.2)):
+            assert time.monotonic() < deadline, "evt_2 never reclaimed"
+        assert [o["eventId"] for _, _, o in later] == ["evt_2"]  # evt_1 was acknowledged
 
     with redis_server.running() as url:
         asyncio.run(go(url))

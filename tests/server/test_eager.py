@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 import rondo
 from rondo.transport.serve import eager
-from tests.client.test_coalesce import Recorder, call, connected, post, protocol_for, until
+from tests.client.test_coalesce import Recorder, call, connected, post, protocol_for
+from tests.helpers.polling import until
 
 
 def raw_protocol(app: Any, **options: Any) -> tuple[Any, Recorder]:

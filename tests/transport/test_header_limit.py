@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rondo.transport.serve.limits import HttpLimits, _block_end
-from tests.client.test_coalesce import Recorder, make_app, protocol_for, until
+from tests.client.test_coalesce import Recorder, make_app, protocol_for
+from tests.helpers.polling import until
 
 LIMIT = 8192
 LIMITS = HttpLimits(max_header_bytes=LIMIT)

@@ -23,7 +23,8 @@ from rondo.transport.serve.limits import (
     guarded_protocol,
     trusted_hosts,
 )
-from tests.client.test_coalesce import Recorder, make_app, until
+from tests.client.test_coalesce import Recorder, make_app
+from tests.helpers.polling import until
 
 
 class Peer(Recorder):
