@@ -31,6 +31,7 @@ from rondo.legacy.sessions import (  # noqa: E402
 )
 from rondo.transport.memory import MemoryConnection  # noqa: E402
 from rondo.wire.meta import LEGACY_VERSIONS  # noqa: E402
+from tests.helpers.polling import until  # noqa: E402
 from tests.helpers.wire_schema import violations  # noqa: E402
 
 ERA = "2025-11-25"
@@ -505,19 +506,26 @@ def test_client_error_answer_becomes_a_tool_error() -> None:
     run(go())
 
 
+def asking(server: rondo.Server, tool: str, call_id: int, **options: Any) -> tuple[Any, list[dict[str, Any]], Any]:
+    """A legacy session on a `Connection` whose client declares elicitation, with `tool`
+    called as request `call_id`: (the pipe, every message the server sent, the call's task)."""
+    from rondo.transport.connection import Connection
+
+    sent: list[dict[str, Any]] = []
+    pipe = Connection(server, sent.append, **options)
+    pipe.feed({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
+    task = pipe.feed({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+                      "params": {"name": tool, "arguments": {}}})
+    assert task is not None
+    return pipe, sent, task
+
+
 def test_ask_timeout_cancels_the_question() -> None:
     server = make_server()
 
     async def go() -> None:
-        from rondo.transport.connection import Connection
-
-        sent: list[dict[str, Any]] = []
-        pipe = Connection(server, sent.append, legacy=LegacyConfig(ask_timeout=0.05))
-        pipe.feed({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                    "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
-        task = pipe.feed({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "async_color", "arguments": {}}})
-        assert task is not None
+        pipe, sent, task = asking(server, "async_color", 1, legacy=LegacyConfig(ask_timeout=0.05))
         await task
         for msg in sent:
             check(msg)
@@ -526,7 +534,7 @@ def test_ask_timeout_cancels_the_question() -> None:
         assert cancel["params"]["requestId"] == ask["id"]
         result = sent[-1]["result"]
         assert result["isError"] is True and "did not answer" in result["content"][0]["text"]
-        assert not pipe.session.pending  # type: ignore[union-attr]
+        assert not pipe.session.pending
         pipe.close()
 
     run(go())
@@ -536,24 +544,13 @@ def test_client_cancelling_the_call_cancels_the_question_and_sends_no_response()
     server = make_server()
 
     async def go() -> None:
-        from rondo.transport.connection import Connection
-
-        sent: list[dict[str, Any]] = []
-        pipe = Connection(server, sent.append)
-        pipe.feed({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                    "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
-        task = pipe.feed({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                          "params": {"name": "sync_color", "arguments": {}}})
-        for _ in range(100):
-            if any(m.get("method") == "elicitation/create" for m in sent):
-                break
-            await asyncio.sleep(0.01)
+        pipe, sent, task = asking(server, "sync_color", 9)
+        await until(lambda: any(m.get("method") == "elicitation/create" for m in sent), 5,
+                    "the question was never sent")
         pipe.feed({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})
-        assert task is not None
         await asyncio.gather(task, return_exceptions=True)
-        await asyncio.sleep(0.05)  # the worker thread wakes from its cancelled wait
+        await until(lambda: not pipe.session.pending, 5, "the question was never dropped")
         assert not [m for m in sent if m.get("id") == 9 and "method" not in m]
-        assert not pipe.session.pending  # type: ignore[union-attr]
         pipe.close()
 
     run(go())
@@ -563,19 +560,10 @@ def test_session_end_fails_pending_questions() -> None:
     server = make_server()
 
     async def go() -> None:
-        from rondo.transport.connection import Connection
-
-        sent: list[dict[str, Any]] = []
-        pipe = Connection(server, sent.append)
-        pipe.feed({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                    "params": {"protocolVersion": ERA, "capabilities": {"elicitation": {}}}})
-        task = pipe.feed({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "slow", "arguments": {}}})
-        async with asyncio.timeout(5):  # polled with a deadline, not slept on
-            while pipe.session is None or not pipe.session.pending:
-                await asyncio.sleep(0.005)
+        pipe, _, task = asking(server, "slow", 1)
+        await until(lambda: pipe.session is not None and pipe.session.pending, 5,
+                    "the question was never asked")
         pipe.close()
-        assert task is not None
         await asyncio.gather(task, return_exceptions=True)
         assert pipe.session.closed and not pipe.session.pending
 
