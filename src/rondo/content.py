@@ -13,7 +13,7 @@ from .server.content import (
     text,
     user,
 )
-from .server.content_types import (
+from .wire.content_types import (
     AudioContent,
     ContentBlock,
     EmbeddedResource,

@@ -25,7 +25,7 @@ HEAVY = (
     "uvicorn", "httpx", "opentelemetry", "redis", "cryptography", "pydantic",
     "rondo.state", "rondo.tasks", "rondo.core.tracing", "rondo.transport.stdio_loop",
     "rondo.transport.http", "rondo.kinds.sampling", "rondo.kinds.roots", "rondo.auth",
-    "rondo.client", "rondo.middleware", "rondo.server.content_types", "rondo.apps",
+    "rondo.client", "rondo.middleware", "rondo.wire.content_types", "rondo.apps",
     "importlib.metadata",  # entry points are read only when a tool uses an option (`task=`)
 )
 

@@ -3,7 +3,7 @@
 Helpers build dicts (fast to encode, nothing to convert); the kernel's `core/results.py` turns
 whatever a handler returned into the body of a `tools/call`, `prompts/get` or `resources/read`
 result.
-The TypedDicts in `content_types.py` are only names for those dicts: annotate a tool
+The TypedDicts in `wire/content_types.py` are only names for those dicts: annotate a tool
 `-> ContentBlock` or `-> list[ContentBlock]` and it gets no output schema (its result is
 content, not data).
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import msgspec
 
 if TYPE_CHECKING:
-    from .content_types import (
+    from ..wire.content_types import (
         AudioContent,
         EmbeddedResource,
         ImageContent,
@@ -26,14 +26,14 @@ if TYPE_CHECKING:
         TextContent,
     )
 
-# The TypedDicts naming these dicts live in `content_types` and load on first use.
+# The TypedDicts naming these dicts live in `wire/content_types` and load on first use.
 _TYPE_NAMES = frozenset({"Role", "TextContent", "ImageContent", "AudioContent", "EmbeddedResource",
                          "ResourceLink", "PromptMessage", "ContentBlock", "CONTENT_TYPES"})
 
 
 def __getattr__(name: str) -> Any:
     if name in _TYPE_NAMES:
-        from . import content_types
+        from ..wire import content_types
 
         return getattr(content_types, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

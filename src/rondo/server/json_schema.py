@@ -122,8 +122,8 @@ _NO_OUTPUT = (
 
 def _is_content_hint(tp: Any) -> bool:
     # Identity: hints may be unhashable. Until something imports the content TypedDicts no
-    # hint can be one of them, and start-up does not build them (content_types.py).
-    named = sys.modules.get("rondo.server.content_types")
+    # hint can be one of them, and start-up does not build them (wire/content_types.py).
+    named = sys.modules.get("rondo.wire.content_types")
     if named is not None and any(tp is c for c in named.CONTENT_TYPES):
         return True
     if isinstance(tp, type) and issubclass(tp, _content.ToolResult):
