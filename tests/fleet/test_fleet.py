@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -19,8 +18,8 @@ import httpx
 import pytest
 
 from tests.helpers import fleet_parts, redis_server
+from tests.helpers.fleet_flows import answer, call, run_flows
 from tests.helpers.helpers_core import (
-    ALL_CAPS,
     INVALID_PARAMS,
     SUB_ID,
     check,
@@ -35,7 +34,6 @@ pytestmark = pytest.mark.slow
 FLOWS = 500
 CONCURRENCY = 40
 KILL_AFTER = FLOWS // 3
-WORKER = re.compile(r"worker (\d+)")
 
 
 def new_keys(key_id: str = "k1") -> str:
@@ -66,77 +64,14 @@ def fleet(redis_url):
             fleet_parts.stop(worker.proc)
 
 
-def call(name: str, arguments: dict, rid: int, **extra) -> dict:
-    return request("tools/call", {"name": name, "arguments": arguments, **extra}, id=rid,
-                   caps=ALL_CAPS)
-
-
-def answer(key: str, value: str) -> dict:
-    return {key: {"action": "accept", "content": {"v": value}}}
-
-
-async def post(client: httpx.AsyncClient, url: str, message: dict) -> tuple[dict, str]:
-    """One round, retried on a dead worker (connection error or proxy 502) like a client would."""
-    for attempt in range(6):
-        try:
-            response = await client.post(url, json=message, headers=http_headers(message))
-        except httpx.TransportError:
-            await asyncio.sleep(0.05 * (attempt + 1))
-            continue
-        if response.status_code in (502, 503, 504):
-            await asyncio.sleep(0.05 * (attempt + 1))
-            continue
-        (reply,) = http_messages(response, "tools/call")
-        return reply, response.headers["rondo-worker"]
-    raise AssertionError(f"no live worker answered {message['id']}")
-
-
-async def flow(client: httpx.AsyncClient, url: str, n: int) -> tuple[list[str], str]:
-    """One three-round flow; returns the worker of each round and the final text."""
-    topic = f"t{n}"
-    first, w1 = await post(client, url, call("interview", {"topic": topic}, n * 10 + 1))
-    first = first["result"]
-    assert first["resultType"] == "input_required" and set(first["inputRequests"]) == {"name"}
-    second, w2 = await post(client, url, call(
-        "interview", {"topic": topic}, n * 10 + 2, requestState=first["requestState"],
-        inputResponses=answer("name", f"u{n}")))
-    second = second["result"]
-    assert second["resultType"] == "input_required" and set(second["inputRequests"]) == {"color"}
-    third, w3 = await post(client, url, call(
-        "interview", {"topic": topic}, n * 10 + 3, requestState=second["requestState"],
-        inputResponses=answer("color", f"c{n}")))
-    text = third["result"]["content"][0]["text"]
-    by_pid = WORKER.match(text)
-    assert by_pid, text
-    return [w1, w2, w3], text
-
-
 def test_mrtr_flows_cross_workers_and_survive_a_sigkill(fleet):
     workers = fleet["workers"]
     ids = {w.worker_id for w in workers}
     pid_of = {w.worker_id: str(w.proc.pid) for w in workers}
     victim = workers[1]
-    done = 0
-    killed_at: float | None = None
-
-    async def main() -> list[tuple[list[str], str]]:
-        nonlocal done, killed_at
-        limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-        gate = asyncio.Semaphore(CONCURRENCY)
-        async with httpx.AsyncClient(timeout=15, limits=limits) as client:
-            async def one(n: int) -> tuple[list[str], str]:
-                nonlocal done, killed_at
-                async with gate:
-                    out = await flow(client, fleet["url"], n)
-                done += 1
-                if done == KILL_AFTER:
-                    victim.proc.send_signal(signal.SIGKILL)  # mid-run: other flows in flight
-                    killed_at = time.monotonic()
-                return out
-            return await asyncio.gather(*(one(n) for n in range(FLOWS)))
-
     started = time.monotonic()
-    results = asyncio.run(main())
+    results, killed_at = run_flows(fleet["url"], victim, flows=FLOWS, concurrency=CONCURRENCY,
+                                   kill_after=KILL_AFTER, timeout=15)
     elapsed = time.monotonic() - started
     assert killed_at is not None and victim.proc.wait(5) == -signal.SIGKILL
     assert len(results) == FLOWS

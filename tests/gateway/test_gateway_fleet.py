@@ -10,7 +10,6 @@ which worker relayed each round; nginx's `rondo-worker` response header says the
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import os
 import signal
@@ -19,14 +18,13 @@ import sys
 import time
 from typing import Any
 
-import httpx
 import pytest
 
 import rondo
 from rondo import elicit
 from tests.helpers import fleet_parts
+from tests.helpers.fleet_flows import Flow, run_flows
 from tests.helpers.gateway_upstream import served
-from tests.helpers.helpers_core import ALL_CAPS, http_headers, http_messages, request
 
 pytestmark = pytest.mark.slow
 
@@ -78,49 +76,6 @@ def start_proxy(upstream: str, worker_id: str, keys: str) -> fleet_parts.Worker:
     return fleet_parts.Worker(port, proc, worker_id)
 
 
-def call(arguments: dict[str, Any], rid: int, **extra: Any) -> dict[str, Any]:
-    return request("tools/call", {"name": "interview", "arguments": arguments, **extra}, id=rid,
-                   caps=ALL_CAPS)
-
-
-def answer(key: str, value: str) -> dict[str, Any]:
-    return {key: {"action": "accept", "content": {"v": value}}}
-
-
-async def post(client: httpx.AsyncClient, url: str, message: dict[str, Any]
-               ) -> tuple[dict[str, Any], str]:
-    """One round, resent on a dead worker (connection error or 502 from nginx) as a client
-    would: a round is a plain retry of the same request, which any live worker serves."""
-    for attempt in range(6):
-        try:
-            response = await client.post(url, json=message, headers=http_headers(message))
-        except httpx.TransportError:
-            await asyncio.sleep(0.05 * (attempt + 1))
-            continue
-        if response.status_code in (502, 503, 504):
-            await asyncio.sleep(0.05 * (attempt + 1))
-            continue
-        (reply,) = http_messages(response, "tools/call")
-        return reply, response.headers["rondo-worker"]
-    raise AssertionError(f"no live worker answered {message['id']}")
-
-
-async def flow(client: httpx.AsyncClient, url: str, n: int) -> tuple[list[str], str]:
-    topic = f"t{n}"
-    first, w1 = await post(client, url, call({"topic": topic}, n * 10 + 1))
-    first = first["result"]
-    assert first["resultType"] == "input_required" and set(first["inputRequests"]) == {"name"}
-    second, w2 = await post(client, url, call(
-        {"topic": topic}, n * 10 + 2, requestState=first["requestState"],
-        inputResponses=answer("name", f"u{n}")))
-    second = second["result"]
-    assert second["resultType"] == "input_required" and set(second["inputRequests"]) == {"color"}
-    third, w3 = await post(client, url, call(
-        {"topic": topic}, n * 10 + 3, requestState=second["requestState"],
-        inputResponses=answer("color", f"c{n}")))
-    return [w1, w2, w3], third["result"]["content"][0]["text"]
-
-
 def test_300_relayed_flows_cross_proxy_workers_and_survive_a_sigkill() -> None:
     keys = new_keys()
     SEEN.clear()
@@ -130,7 +85,7 @@ def test_300_relayed_flows_cross_proxy_workers_and_survive_a_sigkill() -> None:
             for worker in workers:
                 fleet_parts.wait_http(f"http://127.0.0.1:{worker.port}/healthz", worker.proc)
             with fleet_parts.nginx(workers) as url:
-                results, killed = run_flows(url, workers[1])
+                results, killed = relayed_flows(url, workers[1])
         finally:
             for worker in workers:
                 fleet_parts.stop(worker.proc)
@@ -152,27 +107,10 @@ def test_300_relayed_flows_cross_proxy_workers_and_survive_a_sigkill() -> None:
         assert [relayers.get((f"t{n}", k)) for k in range(3)] == rounds
 
 
-def run_flows(url: str, victim: fleet_parts.Worker) -> tuple[list[tuple[list[str], str]], bool]:
-    done = 0
-    killed = False
-
-    async def main() -> list[tuple[list[str], str]]:
-        limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-        gate = asyncio.Semaphore(CONCURRENCY)
-        async with httpx.AsyncClient(timeout=20, limits=limits) as client:
-            async def one(n: int) -> tuple[list[str], str]:
-                nonlocal done, killed
-                async with gate:
-                    out = await flow(client, url, n)
-                done += 1
-                if done == KILL_AFTER:
-                    victim.proc.send_signal(signal.SIGKILL)  # mid-run: other flows in flight
-                    killed = True
-                return out
-            return await asyncio.gather(*(one(n) for n in range(FLOWS)))
-
+def relayed_flows(url: str, victim: fleet_parts.Worker) -> tuple[list[Flow], bool]:
     started = time.monotonic()
-    results = asyncio.run(main())
+    results, killed_at = run_flows(url, victim, flows=FLOWS, concurrency=CONCURRENCY,
+                                   kill_after=KILL_AFTER, timeout=20)
     victim.proc.wait(5)
     print(f"{FLOWS} relayed flows x 3 rounds in {time.monotonic() - started:.1f}s")
-    return results, killed
+    return results, killed_at is not None
