@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import rondo
-from rondo.client import Client
+from rondo import elicit
+from rondo.client import Client, ElicitRequest, ElicitResult
 from rondo.gateway import mount
 from rondo.state import StatePolicy
 from rondo.userstate import MemoryStore, UserState
@@ -35,7 +36,22 @@ def task_upstream(label: str) -> rondo.Server:
         await asyncio.sleep(seconds)
         return f"{label} slept {seconds:g}"
 
+    @up.tool(task="optional")
+    async def delete(filename: str, ctx: rondo.Context) -> str:
+        """A task that asks for confirmation while it runs (answered with tasks/update)."""
+        await ctx.start_task(f"about to delete {filename}")
+        answer = await ctx.ask("confirm", CONFIRM)
+        return f"{label} deleted {filename}" if answer.content["confirm"] else "kept"
+
     return up
+
+
+CONFIRM = elicit.form("Delete it?", {"type": "object", "properties": {
+    "confirm": {"type": "boolean"}}, "required": ["confirm"]})
+
+
+def yes(request: ElicitRequest) -> Any:
+    return ElicitResult("accept", {"confirm": True})
 
 
 def upstream_posts(recorder: Recorder, method: str) -> list[dict[str, str]]:
@@ -54,7 +70,7 @@ def test_mounted_proxies_relay_tasks_each_to_its_own_upstream() -> None:
         with served(parent.asgi()) as (url, _):
 
             async def go() -> None:
-                async with Client(url, name="alice", tasks=True) as client:
+                async with Client(url, name="alice", tasks=True, on_elicit=yes) as client:
                     found = await client.discover()
                     assert TASKS in found.capabilities["extensions"]
                     ids = {}
@@ -72,6 +88,9 @@ def test_mounted_proxies_relay_tasks_each_to_its_own_upstream() -> None:
                         await client.task(f"{head}.{_up}x.{kid}.{mac}").get()
                     assert len(upstream_posts(east, "tasks/get")) == before
                     await client.task(ids["west"]).cancel()  # a finished task: still routed
+                    # The task's question is answered with tasks/update, at its own upstream.
+                    done = await client.call_tool("west_delete", {"filename": "a.txt"})
+                    assert done.text == "west deleted a.txt"
                 # 2025-11-25: no tasks on that era; the mounted proxy's tool answers in line.
                 async with Client(url, name="alice", protocol="2025-11-25") as legacy:
                     assert (await legacy.call_tool("east_slow", {"seconds": 0.01})).text \
@@ -85,6 +104,7 @@ def test_mounted_proxies_relay_tasks_each_to_its_own_upstream() -> None:
     assert {p["mcp-name"] for p in east_gets}.isdisjoint({p["mcp-name"] for p in west_gets})
     assert len(upstream_posts(west, "tasks/cancel")) == 1
     assert not upstream_posts(east, "tasks/cancel")
+    assert upstream_posts(west, "tasks/update") and not upstream_posts(east, "tasks/update")
 
 
 # -- 3. per-user state ---------------------------------------------------------------------------
@@ -456,3 +476,107 @@ def test_apps_whose_hide_app_only_differ_are_refused_at_mount() -> None:
     with pytest.raises(AppsError, match="hide_app_only=True.*must agree"):
         mount(parent, apps_child(hide=True), namespace="shop")
     assert "shop_orders" not in parent.tools
+
+
+# -- the proxy's other wraps, chained: resource watch ---------------------------------------------
+
+
+def notes_upstream(uri: str) -> rondo.Server:
+    up = rondo.Server("notes")
+
+    @up.resource(uri)
+    def note() -> str:
+        return "note"
+
+    @up.tool()
+    def touch() -> str:
+        """Says the note changed."""
+        up.notify_resource_updated(uri)
+        return "touched"
+
+    return up
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_subscription_to_a_mounted_proxys_uri_subscribes_at_that_upstream_only(
+        protocol: str) -> None:
+    one, two = Bodies(notes_upstream("note://a").asgi()), Bodies(
+        notes_upstream("note://b").asgi())
+    with served(one) as (one_url, _), served(two) as (two_url, _):
+        parent = rondo.Server("parent")
+        for name, url in (("one", one_url), ("two", two_url)):
+            mount(parent, rondo.proxy(url, upstream_protocol="2025-11-25", timeout=10.0),
+                  namespace=name)
+        heard: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def go() -> None:
+            async with parent.started():
+                if protocol == "2025-11-25":
+                    async with Client(parent, protocol=protocol,
+                                      on_notification=heard.put_nowait) as client:
+                        assert await client.request("resources/subscribe",
+                                                    {"uri": "note://a"}) == {}
+                        await _touched(client, heard)
+                else:
+                    async with Client(parent, protocol=protocol) as client, client.listen(
+                            resource_uris=["note://a"]) as sub:
+                        async def pump() -> None:
+                            async for note in sub:
+                                heard.put_nowait(note)
+                        pumping = asyncio.ensure_future(pump())
+                        try:
+                            await _touched(client, heard)
+                        finally:
+                            pumping.cancel()
+
+        asyncio.run(go())
+    assert one.saw("resources/subscribe") and not two.saw("resources/subscribe")
+
+
+class Bodies:
+    """ASGI wrapper: the body of every POST that reached the app (a 2025-11-25 request names
+    its method in the body only)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.bodies: list[bytes] = []
+
+    def saw(self, method: str) -> bool:
+        return any(f'"method":"{method}"'.encode() in b.replace(b" ", b"") for b in self.bodies)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        self.bodies.append(body)
+        given = False
+
+        async def replay() -> Any:
+            nonlocal given
+            if not given:
+                given = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _touched(client: Client, heard: asyncio.Queue[dict[str, Any]]) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    got: dict[str, Any] | None = None
+    while got is None:
+        assert loop.time() < deadline, "the upstream's update never reached the subscriber"
+        assert (await client.call_tool("one_touch")).text == "touched"
+        try:
+            got = await asyncio.wait_for(heard.get(), 0.5)
+        except TimeoutError:
+            continue
+        if got.get("method") != "notifications/resources/updated":
+            got = None
+    assert got["params"]["uri"] == "note://a"

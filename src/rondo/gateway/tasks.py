@@ -125,10 +125,13 @@ class TaskRelay:
         return TaskRelays()
 
     def relays(self, tool: Any) -> bool:
-        """Is `tool` (a mounted copy included: same handler) one this proxy relays?"""
+        """Is `tool` (a mounted copy included: same handler) one this proxy serves?"""
         server = self.server
-        return server is not None and any(
-            own.fn is tool.fn for own in list(server.tools.values()))
+        if server is None:
+            return False
+        own = server.tools.get(tool.name.split("_", 1)[-1])
+        return (own is not None and own.fn is tool.fn) or any(
+            each.fn is tool.fn for each in list(server.tools.values()))
 
     def use_redis(self, url: str) -> None:
         """`rondo run --redis`: the proxy's hold bridge forwards retries over Redis (this is
@@ -298,10 +301,12 @@ class TaskRelays:
                      tools=lambda tool: self._owner(tool) is not None, suspends=_always)]
 
     def _owner(self, tool: Any) -> TaskRelay | None:
-        for member in list(self.members.values()):
-            if member.active() and member.relays(tool):
-                return member
-        return None
+        # A mounted tool is `<namespace>_<name>` (a namespace has no `_`): one lookup, not a
+        # scan of every proxy's tools on each call; the handler confirms it is the proxy's.
+        member = self.members.get(tool.name.split("_", 1)[0])
+        if member is None or not member.active() or not member.relays(tool):
+            return None
+        return member
 
     async def _tools_call(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
         name = req.params.get("name")
