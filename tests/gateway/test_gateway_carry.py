@@ -580,3 +580,70 @@ async def _touched(client: Client, heard: asyncio.Queue[dict[str, Any]]) -> None
         if got.get("method") != "notifications/resources/updated":
             got = None
     assert got["params"]["uri"] == "note://a"
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_task_tool_added_to_the_child_while_the_parent_serves_runs_as_a_task(
+        protocol: str) -> None:
+    parent, child = rondo.Server("parent"), rondo.Server("child")
+
+    @child.tool
+    def first() -> str:
+        """No task."""
+        return "first"
+
+    mount(parent, child, namespace="c")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol, tasks=True) as client:
+            assert (await client.call_tool("c_first")).text == "first"  # serving now
+            assert TASKS not in parent.extensions
+
+            @child.tool(task="optional")
+            async def later(ctx: rondo.Context) -> str:
+                """Added while the parent serves."""
+                await ctx.start_task("working")
+                return "later"
+
+            assert TASKS in parent.extensions  # the default, installed as for its own
+            raw = await client.call_raw("c_later")
+            if protocol == "2026-07-28":
+                assert raw["resultType"] == "task"
+                assert (await client.task(raw["taskId"]).wait()).text == "later"
+            else:
+                assert raw["content"][0]["text"] == "later"
+
+    asyncio.run(go())
+
+
+# -- an OpenAPI server's schema translator, shared ----------------------------------------------
+
+PETS = {
+    "openapi": "3.0.3", "info": {"title": "Pets", "version": "1"},
+    "paths": {"/pets/{id}": {"get": {"operationId": "get", "parameters": [
+        {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+        "responses": {"200": {"description": "", "content": {"application/json": {
+            "schema": {"type": "object"}}}}}}}},
+}
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_mounted_openapi_servers_tools_are_listed_with_their_schemas(protocol: str) -> None:
+    import httpx
+
+    from rondo.openapi import from_openapi
+
+    client = httpx.AsyncClient(base_url="https://pets.example", transport=httpx.MockTransport(
+        lambda request: httpx.Response(200, json={"name": "Rex"})))
+    pets = from_openapi(PETS, client)
+    parent = rondo.Server("parent")
+    mount(parent, pets, namespace="pets")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as mcp:
+            [tool] = await mcp.list_tools()
+            assert tool.name == "pets_get"
+            assert tool.input_schema["properties"]["id"]["type"] == "integer"
+            assert tool.input_schema["required"] == ["id"]
+
+    asyncio.run(go())

@@ -122,6 +122,8 @@ class Mount:
             self._tools.add(name)
             self.origin[name] = tool.name
             self._copy_scopes("tool", tool.name, name)
+            if tool.task is not None and parent.serving:
+                parent.settle()  # as for its own: a task tool arriving while serving
 
     def _sync_prompts(self) -> None:
         parent, scopes = self.parent, self.parent.component_scopes

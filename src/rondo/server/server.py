@@ -618,6 +618,12 @@ class Server:
     # -- serving -----------------------------------------------------------------------------
 
     @property
+    def serving(self) -> bool:
+        """Has its kernel been made (it serves, or has served)? A tool option's extension is
+        then installed as soon as a tool using it arrives (`settle()`)."""
+        return self._core is not None
+
+    @property
     def core(self) -> Core:
         """The transport-free core that answers messages for this server."""
         if self._core is None:
