@@ -159,9 +159,10 @@ class Skills:
         """Every skill served, by path: this server's own and its mounted children's."""
         every = self._every
         if every is None:
-            every = dict(self.skills)
+            every = {}
             for skills in self.joined.values():
                 every.update(skills)
+            every.update(self.skills)  # a clash `join` could not see (added later): ours wins
             every = self._every = dict(sorted(every.items()))
         return every
 
