@@ -331,3 +331,166 @@ def test_a_checked_header_line_is_remembered_and_a_bad_one_never_is() -> None:
             server.close()
 
     asyncio.run(main())
+
+
+# -- the connection protocol and the head parser (http11_conn.py) ---------------------------------
+
+_HEAD_NAME = st.from_regex(r"[A-Za-z][A-Za-z0-9-]{0,15}", fullmatch=True)
+_HEAD_VALUE = st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF,
+                                    blacklist_characters="\x7f"), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(status=st.integers(100, 599), minor=st.sampled_from([b"0", b"1"]),
+       fields=st.lists(st.tuples(_HEAD_NAME, _HEAD_VALUE), max_size=8))
+def test_parse_head_reads_what_a_server_wrote(status: int, minor: bytes,
+                                              fields: list[tuple[str, str]]) -> None:
+    from rondo.client.transports.http11_conn import parse_head
+
+    raw = b"HTTP/1." + minor + b" %d Some Reason" % status + b"".join(
+        b"\r\n" + name.encode() + b": " + value.encode("latin-1") for name, value in fields)
+    got, headers, version = parse_head(raw)
+    assert got == status and version == b"HTTP/1." + minor
+    expected: dict[str, str] = {}
+    for name, value in fields:  # names lower-cased, values stripped, repeats joined
+        key, text = name.lower(), value.strip(" \t\n\r\x0b\x0c")
+        expected[key] = f"{expected[key]}, {text}" if key in expected else text
+    assert dict(headers) == expected
+    for name, _value in fields:
+        assert headers[name.upper()] == expected[name.lower()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.binary(max_size=200))
+def test_parse_head_refuses_garbage_with_a_protocol_error_only(raw: bytes) -> None:
+    from rondo.client.transports.http11_conn import parse_head
+
+    try:
+        status, _, version = parse_head(raw)
+    except httpx.RemoteProtocolError:
+        return
+    assert version.startswith(b"HTTP/1.") and status >= 0
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (b"HTTP/1.1 2x0 OK", "malformed status line"),
+    (b"HTTP/1.1 \xb2\xb3\xb9 OK", "malformed status line"),  # latin-1 digits are not digits
+    (b"HTTP/1.1 200 OK\r\n Leading: space", "malformed header line"),
+    (b"HTTP/1.1 200 OK\r\n: no name", "malformed header line"),
+    (b"HTTP/1.1 200 OK\r\nName : x", "malformed header line"),
+])
+def test_parse_head_refusals(raw: bytes, message: str) -> None:
+    from rondo.client.transports.http11_conn import parse_head
+
+    with pytest.raises(httpx.RemoteProtocolError, match=message):
+        parse_head(raw)
+
+
+def test_a_short_answer_is_read_whole_with_its_head_and_its_connection_freed_at_once() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        return True
+
+    async def main() -> None:
+        server, url, opened = await serve(script)
+        pool = Http11Pool()
+        try:
+            first = await pool.post(url, {}, b"{}")
+            assert first.whole == b"ok"
+            # Not closed yet, but its connection is back in the pool: the next post reuses it.
+            second = await pool.post(url, {}, b"{}")
+            assert second.whole == b"ok" and len(opened) == 1
+            assert await first.aread() == b"ok" and await second.aread() == b"ok"
+            await first.aclose()
+            await second.aclose()
+            assert len(pool._idle[("http", "127.0.0.1", int(url.split(":")[2].split("/")[0]))]) == 1
+            big = await pool.post(url, {}, b"{}", whole=1)  # over `whole`: streamed
+            assert big.whole is None and await big.aread() == b"ok"
+            await big.aclose()
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())
+
+
+def test_bytes_past_the_answer_make_the_connection_unusable() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokGARBAGE")
+        await writer.drain()
+        return True
+
+    async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
+        for _ in range(2):
+            assert (await client.post(url, content=b"1")).content == b"ok"
+        assert len(opened) == 2  # the first connection was not reused
+
+    run(script, go)
+
+
+def test_a_long_body_read_slowly_pauses_reading_and_arrives_whole() -> None:
+    from rondo.client.transports import http11_conn
+
+    size = 3 * http11_conn.HIGH + 17
+    payload = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (size, payload))
+        await writer.drain()
+        return True
+
+    async def main() -> None:
+        server, url, opened = await serve(script)
+        pool = Http11Pool()
+        try:
+            response = await pool.post(url, {}, b"{}")  # over WHOLE: streamed
+            conn = response.stream.conn  # type: ignore[attr-defined]
+            deadline = asyncio.get_running_loop().time() + 5
+            while len(conn.buf) <= http11_conn.HIGH:  # nobody reads: the buffer fills, then
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.01)
+            assert conn._paused  # reading pauses
+            got = bytearray()
+            async for piece in response.aiter_raw():
+                got += piece
+                assert len(conn.buf) <= http11_conn.HIGH + 64 * 1024 * 4
+            assert bytes(got) == payload
+            await response.aclose()
+            again = await pool.post(url, {}, b"{}")  # read to its end: the connection is kept
+            assert len(await again.aread()) == size and len(opened) == 1
+            await again.aclose()
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())
+
+
+def test_a_large_request_body_is_written_whole() -> None:
+    seen: list[int] = []
+
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        return True
+
+    async def main() -> None:
+        async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            request = await read_request(reader)
+            seen.append(len(request.partition(b"\r\n\r\n")[2]))
+            await script(reader, writer, 1)
+            writer.close()
+
+        server = await asyncio.start_server(on_connection, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        pool = Http11Pool()
+        try:
+            response = await pool.post(f"http://127.0.0.1:{port}/mcp", {}, b"a" * 5_000_000)
+            assert response.whole == b"ok"
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())
+    assert seen == [5_000_000]

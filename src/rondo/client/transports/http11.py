@@ -3,11 +3,14 @@ to one origin (the proxy's upstream link).
 
 httpx's default transport (httpcore) costs far more CPU per request than the MCP work around it:
 a connection-pool state machine, anyio streams, h11 events, and an import attempt of `sniffio`
-on every lock it makes. This one is asyncio streams and a small parser: keep-alive connections
-kept per origin, the request written in one go, the status line and headers read with one
-`readuntil`, the body framed by Content-Length, chunked encoding or the connection's end, and
-streamed to httpx (so SSE answers stream as before). A reused connection that the server had
-closed before answering anything is retried once on a fresh one. Plain `http` and `https`
+on every lock it makes. This one is an `asyncio.Protocol` per connection (`http11_conn.Conn`)
+and a small parser: keep-alive connections kept per origin, the request written in one go, the
+status line and headers parsed once they are in, the body framed by Content-Length, chunked
+encoding or the connection's end. A known-length body up to `WHOLE` bytes (the usual JSON
+answer) is read before `post` returns, usually in the same wake as the head, and the connection
+goes back to the pool at once; any other streams to its reader (so SSE answers stream as
+before). A reused connection that the server had closed before answering anything is retried
+once on a fresh one. Plain `http` and `https`
 (verified with the system's default context); nothing else: no HTTP/2, no proxies (the
 `HttpTransport` in front of it refuses redirects anyway).
 
@@ -28,42 +31,18 @@ from typing import Any
 
 import httpx
 
-_MAX_HEAD = 64 * 1024
+from rondo.client.transports.http11_conn import MAX_HEAD, Conn, LeanHeaders, open_conn, parse_head
+
+_MAX_HEAD = MAX_HEAD
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP field name (RFC 9110 token)
 _CHUNK = 64 * 1024
+# A known-length answer up to this many bytes is read whole before `post` returns (in the same
+# wake as its head when it came in one piece); a longer one streams (`post(whole=)` moves it).
+WHOLE = 64 * 1024
 Origin = tuple[str, str, int]
-
-
-class _Conn:
-    __slots__ = ("reader", "writer")
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    def usable(self) -> bool:
-        return not self.writer.is_closing() and not self.reader.at_eof()
-
-    def close(self) -> None:
-        self.writer.close()
-
-
 _REDIRECTS = frozenset((301, 302, 303, 307, 308))
 
-
-class LeanHeaders(dict[str, str]):
-    """A response's headers: lower-cased names, latin-1 values, repeated ones joined."""
-
-    __slots__ = ()
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return dict.get(self, key.lower(), default)
-
-    def __getitem__(self, key: str) -> str:
-        return dict.__getitem__(self, key.lower())
-
-    def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key.lower() if isinstance(key, str) else key)
+__all__ = ["WHOLE", "Http11Pool", "LeanHeaders", "LeanResponse", "pooled_client"]
 
 
 class LeanResponse:
@@ -72,13 +51,9 @@ class LeanResponse:
 
     __slots__ = ("status_code", "headers", "stream", "_content")
 
-    def __init__(self, status: int, headers: list[tuple[bytes, bytes]], stream: _Body) -> None:
+    def __init__(self, status: int, headers: LeanHeaders, stream: _Body) -> None:
         self.status_code = status
-        found = LeanHeaders()
-        for name, value in headers:
-            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
-            found[key] = f"{found[key]}, {text}" if key in found else text
-        self.headers = found
+        self.headers = headers
         self.stream = stream
         self._content: bytes | None = None
 
@@ -96,6 +71,11 @@ class LeanResponse:
         if self._content is None:
             raise httpx.ResponseNotRead()
         return self._content
+
+    @property
+    def whole(self) -> bytes | None:
+        """The raw body (Content-Encoding not undone) when `post` read it whole, else None."""
+        return self.stream.whole
 
     async def aiter_raw(self) -> AsyncIterator[bytes]:
         """The body as it arrives (Content-Encoding not undone)."""
@@ -124,7 +104,7 @@ class Http11Pool(httpx.AsyncBaseTransport):
         if not isinstance(max_idle, int) or max_idle < 0:
             raise ValueError("max_idle must be a non-negative integer")
         self.max_idle = max_idle
-        self._idle: dict[Origin, list[_Conn]] = {}
+        self._idle: dict[Origin, list[Conn]] = {}
         self._ssl: ssl.SSLContext | None = None
         self._targets: dict[str, tuple[Origin, bytes]] = {}
         self._lines: dict[tuple[str, str], bytes] = {}  # (name, value): its checked line
@@ -141,16 +121,40 @@ class Http11Pool(httpx.AsyncBaseTransport):
         head += b"\r\n"
         timeouts = request.extensions.get("timeout") or {}
         status, headers, stream = await self._exchange(origin, bytes(head) + body,
-                                                       timeouts.get("connect"), request)
-        return httpx.Response(status, headers=headers, stream=stream,
+                                                       timeouts.get("connect"), request, 0)
+        return httpx.Response(status, headers=list(headers.items()), stream=stream,
                               extensions={"http_version": b"HTTP/1.1"})
 
+    def header_lines(self, headers: Mapping[str, str]) -> bytes:
+        """`headers` as checked request header lines (each `Name: value` and its CRLF):
+        `httpx.LocalProtocolError` unless every name is a token and every value latin-1
+        without CR or LF. What `post_lines` takes; a caller may keep the bytes for reuse."""
+        parts = []
+        lines_of = self._lines
+        for item in headers.items():
+            line = lines_of.get(item)
+            if line is None:
+                line = _header_line(*item)
+                if len(lines_of) >= 256:  # a bounded memo of the header lines checked before
+                    lines_of.clear()
+                lines_of[item] = line
+            parts.append(line)
+        return b"".join(parts)
+
     async def post(self, url: str, headers: Mapping[str, str], body: bytes, *,
-                   connect_timeout: float | None = None) -> LeanResponse:
+                   connect_timeout: float | None = None, whole: int = WHOLE) -> LeanResponse:
         """A POST without httpx's client around it: no cookie jar, no auth flow, redirects not
         followed (the caller sees them), headers sent as given (plus Host, Content-Length and
-        User-Agent). The response's body streams from the connection; close it to give the
-        connection back. Header names and values must be latin-1 without CR or LF."""
+        User-Agent). A known-length body of at most `whole` bytes is read before this returns
+        (`LeanResponse.whole`); any other streams from the connection. Close the response to
+        give the connection back. Header names and values must be latin-1 without CR or LF."""
+        return await self.post_lines(url, self.header_lines(headers), body,
+                                     connect_timeout=connect_timeout, whole=whole)
+
+    async def post_lines(self, url: str, lines: bytes, body: bytes, *,
+                         connect_timeout: float | None = None,
+                         whole: int = WHOLE) -> LeanResponse:
+        """`post` with the header lines already made by `header_lines`."""
         target = self._targets.get(url)
         if target is None:
             parsed = httpx.URL(url)
@@ -164,38 +168,49 @@ class Http11Pool(httpx.AsyncBaseTransport):
             if len(self._targets) > 64:  # a bounded memo of the URLs this pool posts to
                 self._targets.pop(next(iter(self._targets)))
         origin, start = target
-        parts = []
-        lines_of = self._lines
-        for item in headers.items():
-            line = lines_of.get(item)
-            if line is None:
-                line = _header_line(*item)
-                if len(lines_of) >= 256:  # a bounded memo of the header lines checked before
-                    lines_of.clear()
-                lines_of[item] = line
-            parts.append(line)
-        lines = b"".join(parts)
         message = b"%sContent-Length: %d\r\n%s\r\n%s" % (start, len(body), lines, body)
-        return LeanResponse(*await self._exchange(origin, message, connect_timeout, None))
+        return LeanResponse(*await self._exchange(origin, message, connect_timeout, None, whole))
 
     async def _exchange(self, origin: Origin, message: bytes, connect_timeout: float | None,
-                        request: httpx.Request | None
-                        ) -> tuple[int, list[tuple[bytes, bytes]], _Body]:
+                        request: httpx.Request | None, whole: int,
+                        ) -> tuple[int, LeanHeaders, _Body]:
         """Send one request (all its bytes) and read the head of its answer: its status, its
-        headers and its body's stream."""
+        headers and its body's stream (the body itself too, when known and within `whole`)."""
         for attempt in (0, 1):
             conn = self._take(origin) if attempt == 0 else None
             reused = conn is not None
             if conn is None:
                 conn = await self._open(origin, connect_timeout, request)
+            stream: _Body | None = None
             try:
-                conn.writer.write(message)
-                await conn.writer.drain()
-                status, headers, version = await _read_head(conn.reader)
-            except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
+                await conn.write(message)
+                while True:
+                    raw = await conn.readuntil(b"\r\n\r\n", _MAX_HEAD)
+                    status, headers, version = parse_head(raw[:-4])
+                    if not 100 <= status < 200 or status == 101:
+                        break  # a final answer (1xx interim ones skipped)
+                stream = _Body(self, origin, conn, request, status, headers, version)
+                length = stream.length
+                if length is not None and length <= whole:
+                    data = conn.take(length)
+                    stream.whole = await conn.readexactly(length) if data is None else data
+                    stream.done = True
+            except asyncio.LimitOverrunError:
+                conn.close()
+                raise httpx.RemoteProtocolError(f"response head over {_MAX_HEAD} bytes",
+                                                request=request) from None
+            except asyncio.IncompleteReadError as exc:
+                conn.close()
+                if stream is not None:  # the head came, its body did not all come
+                    raise httpx.RemoteProtocolError("the server closed the connection mid-body",
+                                                    request=request) from None
+                if reused and attempt == 0 and not exc.partial:
+                    continue  # a kept connection the server had closed: once more, fresh
+                raise httpx.ReadError(f"connection lost: {exc!r}", request=request) from None
+            except (ConnectionError, OSError) as exc:
                 conn.close()
                 if reused and attempt == 0:
-                    continue  # a kept connection the server had closed: once more, fresh
+                    continue
                 raise httpx.ReadError(f"connection lost: {exc!r}", request=request) from None
             except httpx.RemoteProtocolError as exc:
                 conn.close()
@@ -203,29 +218,28 @@ class Http11Pool(httpx.AsyncBaseTransport):
             except BaseException:
                 conn.close()  # cancelled mid-exchange: the connection's state is unknown
                 raise
-            return status, headers, _Body(self, origin, conn, request, status, headers, version)
+            if stream.done and stream.reusable and request is None:
+                stream.give_back()  # read whole: the connection is free already
+            return status, headers, stream
         raise AssertionError("unreachable")
 
     async def _open(self, origin: Origin, timeout: float | None,
-                    request: httpx.Request | None) -> _Conn:
+                    request: httpx.Request | None) -> Conn:
         scheme, host, port = origin
         context: ssl.SSLContext | None = None
         if scheme == "https":
             context = self._ssl = self._ssl or ssl.create_default_context()
         try:
             async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(
-                    host, port, ssl=context, server_hostname=host if context else None,
-                    limit=_MAX_HEAD)
+                return await open_conn(host, port, context)
         except TimeoutError:
             raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out",
                                        request=request) from None
         except OSError as exc:
             raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}",
                                      request=request) from None
-        return _Conn(reader, writer)
 
-    def _take(self, origin: Origin) -> _Conn | None:
+    def _take(self, origin: Origin) -> Conn | None:
         idle = self._idle.get(origin)
         while idle:
             conn = idle.pop()
@@ -234,12 +248,14 @@ class Http11Pool(httpx.AsyncBaseTransport):
             conn.close()
         return None
 
-    def _give_back(self, origin: Origin, conn: _Conn) -> None:
-        idle = self._idle.setdefault(origin, [])
+    def _give_back(self, origin: Origin, conn: Conn) -> None:
+        idle = self._idle.get(origin)
+        if idle is None:
+            idle = self._idle[origin] = []
         if len(idle) < self.max_idle and conn.usable():
             idle.append(conn)
         else:
-            conn.close()
+            conn.close()  # bytes past the answer's end, too, make it unusable
 
     async def aclose(self) -> None:
         for idle in self._idle.values():
@@ -260,78 +276,62 @@ def _header_line(name: str, value: str) -> bytes:
         raise httpx.LocalProtocolError(f"header {name!r} is not latin-1") from None
 
 
-async def _read_head(reader: asyncio.StreamReader) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """The status, headers and version of the next final response (1xx ones skipped)."""
-    while True:
-        try:
-            raw = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.LimitOverrunError:
-            raise httpx.RemoteProtocolError(f"response head over {_MAX_HEAD} bytes") from None
-        lines = raw[:-4].split(b"\r\n")
-        parts = lines[0].split(b" ", 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-            raise httpx.RemoteProtocolError(f"malformed status line {lines[0][:80]!r}")
-        status = int(parts[1])
-        headers = []
-        for line in lines[1:]:
-            name, sep, value = line.partition(b":")
-            if not sep or not name or name != name.strip():
-                raise httpx.RemoteProtocolError(f"malformed header line {line[:80]!r}")
-            headers.append((name, value.strip()))
-        if not 100 <= status < 200 or status == 101:
-            return status, headers, parts[0]
-
-
 class _Body(httpx.AsyncByteStream):
     """One response's body, framed as its headers say; the connection goes back to the pool
     once the body was read to its end (and the server did not ask to close it)."""
 
-    def __init__(self, pool: Http11Pool, origin: Origin, conn: _Conn,
+    def __init__(self, pool: Http11Pool, origin: Origin, conn: Conn,
                  request: httpx.Request | None,
-                 status: int, headers: list[tuple[bytes, bytes]], version: bytes) -> None:
+                 status: int, headers: LeanHeaders, version: bytes) -> None:
         self.pool, self.origin, self.conn, self.request = pool, origin, conn, request
-        lower = {name.lower(): value for name, value in headers}
         self.reusable = (version == b"HTTP/1.1"
-                         and b"close" not in lower.get(b"connection", b"").lower())
+                         and "close" not in headers.get("connection", "").lower())
         self.length: int | None = None
         self.chunked = False
+        self.whole: bytes | None = None  # the body, when the pool read it whole
         if (request is not None and request.method == "HEAD") or status in (204, 304):
             self.length = 0
-        elif b"chunked" in lower.get(b"transfer-encoding", b"").lower():
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
             self.chunked = True
-        elif lower.get(b"content-length", b"").strip().isdigit():
-            self.length = int(lower[b"content-length"])
         else:
-            self.reusable = False  # delimited by the connection's end
+            length = headers.get("content-length", "").strip(" \t")
+            if length.isascii() and length.isdigit():
+                self.length = int(length)
+            else:
+                self.reusable = False  # delimited by the connection's end
         self.done = False
         self.closed = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        reader = self.conn.reader
+        if self.whole is not None:
+            if self.whole:
+                yield self.whole
+            return
+        conn = self.conn
         try:
             if self.chunked:
                 while True:
-                    line = await reader.readuntil(b"\r\n")
+                    line = await conn.readuntil(b"\r\n", _MAX_HEAD)
                     size = int(line.split(b";", 1)[0].strip() or b"x", 16)
                     if size == 0:
-                        while await reader.readuntil(b"\r\n") != b"\r\n":
+                        while await conn.readuntil(b"\r\n", _MAX_HEAD) != b"\r\n":
                             pass  # trailers
                         break
-                    data = await reader.readexactly(size)
-                    if await reader.readexactly(2) != b"\r\n":
+                    data = await conn.readexactly(size)
+                    if await conn.readexactly(2) != b"\r\n":
                         raise httpx.RemoteProtocolError("malformed chunk", request=self.request)
                     yield data
             elif self.length is not None:
                 remaining = self.length
                 while remaining > 0:
-                    data = await reader.read(min(remaining, _CHUNK))
+                    data = await conn.read(min(remaining, _CHUNK))
                     if not data:
                         raise httpx.RemoteProtocolError("the server closed the connection "
                                                         "mid-body", request=self.request)
                     remaining -= len(data)
                     yield data
             else:
-                while data := await reader.read(_CHUNK):
+                while data := await conn.read(_CHUNK):
                     yield data
             self.done = True
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
@@ -343,10 +343,12 @@ class _Body(httpx.AsyncByteStream):
     async def read_whole(self, limit: int) -> bytes | None:
         """The whole body in one read when its length is known and within `limit`; None when
         it is not (then read it as a stream)."""
+        if self.whole is not None:
+            return self.whole if len(self.whole) <= limit else None
         if self.length is None or self.length > limit or self.done:
             return None
         try:
-            data = await self.conn.reader.readexactly(self.length)
+            data = await self.conn.readexactly(self.length)
         except asyncio.IncompleteReadError:
             raise httpx.RemoteProtocolError("the server closed the connection mid-body",
                                             request=self.request) from None
@@ -355,7 +357,9 @@ class _Body(httpx.AsyncByteStream):
         self.done = True
         return data
 
-    async def aclose(self) -> None:
+    def give_back(self) -> None:
+        """Done with the connection: back to the pool when the body was read to its end and
+        the server keeps it alive, else closed."""
         if self.closed:
             return
         self.closed = True
@@ -363,6 +367,9 @@ class _Body(httpx.AsyncByteStream):
             self.pool._give_back(self.origin, self.conn)
         else:
             self.conn.close()
+
+    async def aclose(self) -> None:
+        self.give_back()
 
 
 def pooled_client(**options: Any) -> httpx.AsyncClient:
