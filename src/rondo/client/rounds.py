@@ -28,12 +28,13 @@ Send = Callable[[Json], Awaitable[Json]]
 
 
 async def finish(client: Client, method: str, params: Json, result: Json, rounds: int, manual: bool,
-                 send: Send) -> Any:
-    """The call's typed result (or its `PendingCall` under `manual`), from its latest answer."""
+                 send: Send, *, raw: bool = False) -> Any:
+    """The call's typed result (or its `PendingCall` under `manual`), from its latest answer;
+    with `raw` the final result dict as sent instead of its typed view."""
     result = await extended(client, method, params, result)
     if manual:
         if result_type(result) != INPUT_REQUIRED:
-            return convert(result, RESULT_TYPES[method], f"{method} result")
+            return result if raw else convert(result, RESULT_TYPES[method], f"{method} result")
         try:
             requests, state = read_interim(result)
         except ValueError as exc:
@@ -45,7 +46,7 @@ async def finish(client: Client, method: str, params: Json, result: Json, rounds
                         max_input_requests=client.max_input_requests, deadline=client.deadline,
                         result=result, rounds=rounds)
     final = await extended(client, method, params, final)
-    return convert(final, RESULT_TYPES[method], f"{method} result")
+    return final if raw else convert(final, RESULT_TYPES[method], f"{method} result")
 
 
 async def extended(client: Client, method: str, params: Json, result: Json) -> Json:

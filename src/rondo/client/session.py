@@ -36,7 +36,7 @@ from rondo.client.loop import (
 )
 from rondo.client.negotiate import check_legacy_version, choose_era, mutual_modern, supported_from
 from rondo.client.paging import list_all
-from rondo.client.rounds import finish
+from rondo.client.rounds import RESULT_TYPES, finish
 from rondo.client.subscription import Subscription
 from rondo.client.transports import Json, Transport, make_transport
 from rondo.client.types import (
@@ -346,25 +346,29 @@ class Client:
 
     async def _send(self, message: Json, headers: Mapping[str, str] | None, limit: float | None,
                     token: Any = None) -> Json:
-        guard = asyncio.timeout(limit)
-        extended = False
-        if token is not None and limit is not None:
-            loop = asyncio.get_running_loop()
+        if limit is None:
+            return await self.transport.request(message, headers)
+        # The deadline is one timer handle that cancels this task (asyncio.timeout's context
+        # manager costs several times more per request, and every relayed call takes one).
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        timer = _Deadline(task)
+        timer.handle = loop.call_at(loop.time() + limit, timer.expire)
+        if token is not None:
             cap = None if self.max_timeout is None else loop.time() + max(self.max_timeout, limit)
 
             def extend() -> None:  # progress: the server is working, count `limit` from now
-                nonlocal extended
                 when = loop.time() + limit
-                guard.reschedule(when if cap is None else min(when, cap))
-                extended = True
+                timer.move(loop, when if cap is None else min(when, cap))
 
             self._extend[token] = extend
         try:
-            async with guard:
-                return await self.transport.request(message, headers)
-        except TimeoutError:
-            if guard.expired():
-                if extended:
+            return await self.transport.request(message, headers)
+        except asyncio.CancelledError:
+            if timer.expired and task.uncancel() <= cancelling:
+                if timer.moved:
                     raise RequestTimeout(
                         f"no answer to {message['method']} (id {message['id']!r}) within {limit} s "
                         f"of its last progress, or {self.max_timeout} s in all (max_timeout)"
@@ -374,6 +378,7 @@ class Client:
                 ) from None
             raise
         finally:
+            timer.handle.cancel()
             if token is not None:
                 self._extend.pop(token, None)
 
@@ -571,22 +576,34 @@ class Client:
         *,
         manual: bool = False,
         on_progress: ProgressCallback | None = None,
+        raw: bool = False,
     ) -> Any:
         """Continue a paused call: send `responses` (or, when None, the handlers' answers) with
-        the echoed state, then finish the exchange (or pause again with `manual=True`)."""
-        if pending.method not in MRTR_METHODS:
-            raise ValueError(f"cannot resume {pending.method}")
+        the echoed state, then finish the exchange (or pause again with `manual=True`).
+        `raw=True` returns the final result as the server sent it (the dict, `resultType`
+        complete, after any extension's result type) instead of its typed view: a relay that
+        passes it on skips building a `CallToolResult` it would take apart again."""
+        method = pending.method
+        if method not in MRTR_METHODS:
+            raise ValueError(f"cannot resume {method}")
         headers = None
-        if pending.method == "tools/call":
-            headers = await self._param_headers(pending.params.get("name", ""), pending.params.get("arguments"))
+        if method == "tools/call":
+            name, arguments = pending.params.get("name", ""), pending.params.get("arguments")
+            headers = self._known_param_headers(name, arguments)
+            if headers is None:
+                headers = await self._param_headers(name, arguments)
         if responses is None and pending.input_requests:
             try:
                 responses = await self.handlers.answer_all(pending.input_requests)
             except Unanswerable as exc:
                 raise InputRequiredError("unanswerable", str(exc), last_result=None, rounds=pending.rounds) from None
-        send = self._sender(pending.method, on_progress, headers)
-        result = await send(retry_params(pending.params, responses, pending.request_state))
-        return await finish(self, pending.method, pending.params, result, pending.rounds + 1, manual, send)
+        result = await self._rpc(method, retry_params(pending.params, responses, pending.request_state),
+                                 on_progress=on_progress, headers=headers)
+        if manual and result.get("resultType", COMPLETE) == COMPLETE:  # the usual relayed answer
+            return result if raw else convert(result, RESULT_TYPES[method], f"{method} result")
+        send = self._sender(method, on_progress, headers)
+        done = await finish(self, method, pending.params, result, pending.rounds + 1, manual, send, raw=raw)
+        return done
 
     def _sender(self, method: str, on_progress: ProgressCallback | None, headers: Mapping[str, str] | None) -> Any:
         async def send(params: Json) -> Json:
@@ -602,6 +619,15 @@ class Client:
         if result_type(result) == COMPLETE and method == "resources/read":
             self.cache.put(method, params["uri"], result)  # first-round answers only
         return await finish(self, method, params, result, 0, manual, send)
+
+    def _known_param_headers(self, name: str, arguments: Any) -> dict[str, str] | None:
+        """`_param_headers` without a wait when no tool list is needed for them, else None."""
+        if self.era != "modern" or not self._carries_headers:
+            return {}
+        bindings = self._tool_headers.get(name)
+        if bindings is None or name in self._bad_tools:
+            return None
+        return param_headers(bindings, arguments) if bindings else {}
 
     async def _param_headers(self, name: str, arguments: Any) -> dict[str, str]:
         if not self._carries_headers or self.era != "modern":
@@ -650,3 +676,25 @@ def _mcp_error(error: Any) -> McpError:
     if not isinstance(error, dict) or not isinstance(error.get("code"), int):
         raise ProtocolError(f"server sent a malformed JSON-RPC error: {error!r}")
     return McpError(error["code"], str(error.get("message", "")), error.get("data"))
+
+
+class _Deadline:
+    """A request's deadline: a timer handle that cancels the waiting task when it fires."""
+
+    __slots__ = ("task", "handle", "expired", "moved")
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+        self.handle: asyncio.TimerHandle
+        self.expired = False
+        self.moved = False  # pushed on by progress
+
+    def expire(self) -> None:
+        self.expired = True
+        self.task.cancel()
+
+    def move(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
+        if not self.expired:
+            self.handle.cancel()
+            self.handle = loop.call_at(when, self.expire)
+            self.moved = True

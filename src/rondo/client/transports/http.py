@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -45,6 +45,7 @@ _ACCEPT = "application/json, text/event-stream"
 # What notify(), error bodies and DELETE may make us read (only the start of it is shown).
 _MAX_ERROR_BODY = 64 * 1024
 _MAX_REDIRECTS = 5
+_get: Callable[..., Any] = dict.get  # a LeanHeaders' own get, without its lower-casing of the key
 
 
 def shown(url: str) -> str:
@@ -87,6 +88,7 @@ class HttpTransport:
         # With that pool and no auth flow, a POST goes to the pool itself (`Http11Pool.post`),
         # without httpx's client models around it; anything else goes through httpx.
         self._lean = http_transport if isinstance(http_transport, Http11Pool) and auth is None else None
+        self._head_lines: dict[Any, bytes] = {}  # a lean POST's header lines, by what varies in them
         self.headers = dict(headers or {})
         self.legacy_version: str | None = None
         self.session_id: str | None = None
@@ -103,6 +105,16 @@ class HttpTransport:
         self.max_event = positive("max_event", max_event)
         self._gate = ServerRequestGate(max_server_requests)
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """Headers sent with every request (set a new dict to change them)."""
+        return self._static
+
+    @headers.setter
+    def headers(self, value: Mapping[str, str]) -> None:
+        self._static = dict(value)
+        self._head_lines.clear()
+
     async def start(self, on_incoming: Incoming) -> None:
         self._on_incoming = on_incoming
         if self._client is None:
@@ -110,13 +122,71 @@ class HttpTransport:
                                              transport=self._http_transport)
 
     async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
+        lean = self._lean
+        if lean is not None and self.session_id is None and self.legacy_version is None:
+            return await self._lean_request(lean, message, headers)
+        return await self._request(message, headers)
+
+    async def _lean_request(self, lean: Http11Pool, message: Json,
+                            extra: Mapping[str, str] | None) -> Json:
+        """A 2026-07-28 request on the lean pool: the header lines kept per (version, method,
+        name), a short JSON answer decoded as the pool read it; anything else (a redirect, an
+        SSE stream, an error status, a long or encoded body) as `_request` reads it."""
+        rid = message["id"]
+        params = message.get("params")
+        meta = params.get("_meta") if type(params) is dict else None
+        version = meta.get(PROTOCOL_VERSION) if type(meta) is dict else None
+        if version is None or self._client is None or type(params) is not dict:
+            return await self._request(message, extra)  # handshake-era, or not running
+        method = message.get("method")
+        field = NAME_FIELDS.get(method) if isinstance(method, str) else None
+        name = params.get(field) if field is not None else None
+        key = (version, method, name if isinstance(name, str) else None,
+               tuple(extra.items()) if extra else None)
+        try:
+            lines = self._head_lines.get(key)
+            if lines is None:
+                lines = lean.header_lines(self._headers(message, extra))
+                if len(self._head_lines) >= 256:  # bounded: names and param headers vary
+                    self._head_lines.clear()
+                self._head_lines[key] = lines
+            response = await lean.post_lines(self.url, lines, msgspec.json.encode(message),
+                                             connect_timeout=self._timeout.connect,
+                                             whole=self.max_response)
+            body = response.whole
+            found = response.headers
+            if (body is None or response.status_code >= 300 or _get(found, "content-encoding")
+                    or not _get(found, "content-type", "").startswith("application/json")):
+                return await self._finish(response, rid, message)
+            response.stream.give_back()  # read whole: nothing more to read on its connection
+            try:
+                answer = msgspec.json.decode(body) if body.strip() else None
+            except DECODE_ERRORS:
+                raise ProtocolError(f"server answered with malformed JSON: {body[:120]!r}") from None
+            return self._checked(answer, response, body, rid)
+        except httpx.TimeoutException as exc:
+            raise TransportError(f"HTTP timeout talking to {shown(self.url)}: {exc!r}") from exc
+        except httpx.HTTPError as exc:
+            raise TransportError(f"HTTP request to {shown(self.url)} failed: {exc}") from exc
+
+    async def _finish(self, response: LeanResponse, rid: Any, message: Json) -> Json:
+        """The rest of `_request` for a lean response already in hand."""
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(response.aclose)
+            if self._redirected(response):
+                await response.aclose()
+                return await self._request(message, None, redirects=_MAX_REDIRECTS - 1)
+            return await self._read_answer(response, rid, stack)
+
+    async def _request(self, message: Json, headers: Mapping[str, str] | None,
+                       redirects: int = _MAX_REDIRECTS) -> Json:
         client = self._require_client()
         rid = message["id"]
         try:
             async with contextlib.AsyncExitStack() as stack:
                 body, sent = msgspec.json.encode(message), self._headers(message, headers)
                 response: Answer
-                for _ in range(_MAX_REDIRECTS + 1):
+                for _ in range(redirects + 1):
                     lean = self._lean
                     if lean is not None:
                         response = await lean.post(self.url, sent, body, connect_timeout=self._timeout.connect)
@@ -286,6 +356,11 @@ class HttpTransport:
             if response.status_code >= 400:
                 raise HttpError(response.status_code, body.decode("utf-8", "replace")) from None
             raise ProtocolError(f"server answered with malformed JSON: {body[:120]!r}") from None
+        return self._checked(message, response, body, rid)
+
+    @staticmethod
+    def _checked(message: Any, response: Answer, body: bytes, rid: Any) -> Json:
+        """A decoded answer body as this request's JSON-RPC response, or the error it is."""
         if isinstance(message, dict) and is_response(message):
             if message.get("id") == rid or (message.get("id") is None and "error" in message):
                 return message
