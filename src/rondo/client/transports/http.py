@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -121,11 +121,14 @@ class HttpTransport:
             self._client = httpx.AsyncClient(timeout=self._timeout, follow_redirects=False, auth=self._auth,
                                              transport=self._http_transport)
 
-    async def request(self, message: Json, headers: Mapping[str, str] | None = None) -> Json:
+    def request(self, message: Json, headers: Mapping[str, str] | None = None
+                ) -> Coroutine[Any, Any, Json]:
+        """Send one request and await its answer (a plain function handing over the coroutine
+        of the path it takes: one frame less on every wake of a relayed call)."""
         lean = self._lean
         if lean is not None and self.session_id is None and self.legacy_version is None:
-            return await self._lean_request(lean, message, headers)
-        return await self._request(message, headers)
+            return self._lean_request(lean, message, headers)
+        return self._request(message, headers)
 
     async def _lean_request(self, lean: Http11Pool, message: Json,
                             extra: Mapping[str, str] | None) -> Json:

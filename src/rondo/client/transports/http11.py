@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from typing import Any
 
 import httpx
@@ -41,6 +41,7 @@ _CHUNK = 64 * 1024
 WHOLE = 64 * 1024
 Origin = tuple[str, str, int]
 _REDIRECTS = frozenset((301, 302, 303, 307, 308))
+_get: Callable[..., Any] = dict.get
 
 __all__ = ["WHOLE", "Http11Pool", "LeanHeaders", "LeanResponse", "pooled_client"]
 
@@ -120,9 +121,8 @@ class Http11Pool(httpx.AsyncBaseTransport):
             head += name + b": " + value + b"\r\n"
         head += b"\r\n"
         timeouts = request.extensions.get("timeout") or {}
-        status, headers, stream = await self._exchange(origin, bytes(head) + body,
-                                                       timeouts.get("connect"), request, 0)
-        return httpx.Response(status, headers=list(headers.items()), stream=stream,
+        got = await self._exchange(origin, bytes(head) + body, timeouts.get("connect"), request, 0)
+        return httpx.Response(got.status_code, headers=list(got.headers.items()), stream=got.stream,
                               extensions={"http_version": b"HTTP/1.1"})
 
     def header_lines(self, headers: Mapping[str, str]) -> bytes:
@@ -151,10 +151,10 @@ class Http11Pool(httpx.AsyncBaseTransport):
         return await self.post_lines(url, self.header_lines(headers), body,
                                      connect_timeout=connect_timeout, whole=whole)
 
-    async def post_lines(self, url: str, lines: bytes, body: bytes, *,
-                         connect_timeout: float | None = None,
-                         whole: int = WHOLE) -> LeanResponse:
-        """`post` with the header lines already made by `header_lines`."""
+    def post_lines(self, url: str, lines: bytes, body: bytes, *,
+                   connect_timeout: float | None = None,
+                   whole: int = WHOLE) -> Coroutine[Any, Any, LeanResponse]:
+        """`post` with the header lines already made by `header_lines` (await it)."""
         target = self._targets.get(url)
         if target is None:
             parsed = httpx.URL(url)
@@ -169,11 +169,10 @@ class Http11Pool(httpx.AsyncBaseTransport):
                 self._targets.pop(next(iter(self._targets)))
         origin, start = target
         message = b"%sContent-Length: %d\r\n%s\r\n%s" % (start, len(body), lines, body)
-        return LeanResponse(*await self._exchange(origin, message, connect_timeout, None, whole))
+        return self._exchange(origin, message, connect_timeout, None, whole)
 
     async def _exchange(self, origin: Origin, message: bytes, connect_timeout: float | None,
-                        request: httpx.Request | None, whole: int,
-                        ) -> tuple[int, LeanHeaders, _Body]:
+                        request: httpx.Request | None, whole: int) -> LeanResponse:
         """Send one request (all its bytes) and read the head of its answer: its status, its
         headers and its body's stream (the body itself too, when known and within `whole`)."""
         for attempt in (0, 1):
@@ -220,7 +219,7 @@ class Http11Pool(httpx.AsyncBaseTransport):
                 raise
             if stream.done and stream.reusable and request is None:
                 stream.give_back()  # read whole: the connection is free already
-            return status, headers, stream
+            return LeanResponse(status, headers, stream)
         raise AssertionError("unreachable")
 
     async def _open(self, origin: Origin, timeout: float | None,
@@ -284,17 +283,18 @@ class _Body(httpx.AsyncByteStream):
                  request: httpx.Request | None,
                  status: int, headers: LeanHeaders, version: bytes) -> None:
         self.pool, self.origin, self.conn, self.request = pool, origin, conn, request
+        get = _get  # the names are lower-cased already
         self.reusable = (version == b"HTTP/1.1"
-                         and "close" not in headers.get("connection", "").lower())
+                         and "close" not in get(headers, "connection", "").lower())
         self.length: int | None = None
         self.chunked = False
         self.whole: bytes | None = None  # the body, when the pool read it whole
         if (request is not None and request.method == "HEAD") or status in (204, 304):
             self.length = 0
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
+        elif "chunked" in get(headers, "transfer-encoding", "").lower():
             self.chunked = True
         else:
-            length = headers.get("content-length", "").strip(" \t")
+            length = get(headers, "content-length", "").strip(" \t")
             if length.isascii() and length.isdigit():
                 self.length = int(length)
             else:

@@ -13,6 +13,7 @@ in one piece, which on a proxy's upstream link is nearly every time.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ import httpx
 MAX_HEAD = 64 * 1024  # a response's status line and headers, at most
 HIGH = 256 * 1024  # unread bytes held before reading pauses
 _WS = " \t\n\r\x0b\x0c"  # what bytes.strip() strips: ASCII whitespace only
+_get: Callable[..., Any] = dict.get
 
 
 class LeanHeaders(dict[str, str]):
@@ -47,13 +49,14 @@ def parse_head(raw: bytes) -> tuple[int, LeanHeaders, bytes]:
         raise httpx.RemoteProtocolError(f"malformed status line {first[:80]!r}")
     headers = LeanHeaders()
     if end >= 0:
+        had = _get  # the dict's own get: the names are lower-cased here already
         for line in raw[end + 2:].decode("latin-1").split("\r\n"):
             name, sep, value = line.partition(":")
             if not sep or not name or name != name.strip(_WS):
                 raise httpx.RemoteProtocolError(f"malformed header line {line[:80].encode('latin-1')!r}")
             key, value = name.lower(), value.strip(_WS)
-            had = headers.get(key)
-            headers[key] = value if had is None else f"{had}, {value}"
+            before = had(headers, key)
+            headers[key] = value if before is None else f"{before}, {value}"
     return int(parts[1]), headers, parts[0]
 
 
@@ -171,7 +174,14 @@ class Conn(asyncio.Protocol):
             if len(buf) > limit:
                 raise asyncio.LimitOverrunError("separator not found within the limit", len(buf))
             start = max(0, len(buf) - len(sep) + 1)
-            await self._more()
+            if self.eof or self._paused:
+                await self._more()  # raises at the end; resumes a paused read
+                continue
+            waiter = self._waiter = asyncio.get_running_loop().create_future()
+            try:  # `_more` written out: every answer's head waits here
+                await waiter
+            finally:
+                self._waiter = None
 
     async def readexactly(self, n: int) -> bytes:
         buf = self.buf
