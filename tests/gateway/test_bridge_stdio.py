@@ -176,3 +176,60 @@ def test_the_flag_reaches_the_served_proxys_pool(mode: str,
     [link] = {ext.link for ext in server.extensions.values() if hasattr(ext, "link")}
     assert link.bridge.mode.processes == 3
     assert link.bridge.sessions.processes == 3
+
+
+SDK_PYTHON = Path(__file__).resolve().parents[2] / ".cache" / "interop-mcp-venv" / "bin" / "python"
+SDK_SERVER = Path(__file__).resolve().parents[1] / "helpers" / "sse_bridge_upstream_mcp.py"
+
+
+@pytest.mark.parametrize("mode", ["hold", "replay"])
+def test_an_sdk_stdio_upstream_serves_bridged_calls_open_at_once(
+        mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A stdio upstream nobody here wrote (the official Python SDK, `mcp` 2.3.0 from its own
+    venv, tests/helpers/sse_bridge_upstream_mcp.py over stdio): three `book` calls open at once,
+    each answered with its own day and hour, each result with its own answers; the SDK's own
+    count of runs (its stderr, logged by the proxy) is one per call in hold, three in replay."""
+    if not SDK_PYTHON.exists():
+        raise AssertionError(f"{SDK_PYTHON} is missing: `bash scripts/setup.sh` installs the "
+                             "pinned official Python SDK (mcp==2.3.0) there")
+    caplog.set_level(logging.INFO, logger="rondo.gateway")
+    proxy = rondo.proxy([str(SDK_PYTHON), str(SDK_SERVER), "stdio"],
+                        upstream_protocol="2025-11-25", bridge=mode, timeout=20, state=KEYS)
+
+    def runs() -> int:
+        return sum("stderr: ran book" in r.getMessage() for r in caplog.records)
+
+    async def go() -> None:
+        async with proxy.started(), Client(proxy, protocol="2026-07-28", on_elicit=answers,
+                                           timeout=30) as c:
+            rooms = ["Blue", "Red", "Green"]
+            firsts = await asyncio.gather(*(c.call_tool("book", {"room": room}, manual=True)
+                                            for room in rooms))
+            keys = []
+            for first in firsts:
+                assert isinstance(first, PendingCall)
+                [(key, asked)] = first.input_requests.items()
+                assert asked["params"]["message"] == "Which day?"
+                keys.append(key)
+            seconds = await asyncio.gather(*(
+                c.resume(first, {key: day(name)}, manual=True)
+                for first, key, name in zip(firsts, keys, DAYS, strict=True)))
+            answers_to = []
+            for second in seconds:
+                assert isinstance(second, PendingCall)
+                [(key, asked)] = second.input_requests.items()
+                assert asked["params"]["message"] == "What time?"
+                answers_to.append(key)
+            dones = await asyncio.gather(*(
+                c.resume(second, {key: at(hour)}, manual=True)
+                for second, key, hour in zip(seconds, answers_to, (9, 10, 11), strict=True)))
+            assert [done.text for done in dones] == [
+                "Blue booked for Monday at 9:00", "Red booked for Tuesday at 10:00",
+                "Green booked for Wednesday at 11:00"]
+            want = 3 if mode == "hold" else 9
+            deadline = time.monotonic() + 5
+            while runs() < want and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            assert runs() == want
+
+    asyncio.run(go())

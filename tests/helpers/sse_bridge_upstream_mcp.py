@@ -3,7 +3,9 @@
 transport on the port given, for the legacy bridge over SSE (tests/gateway/test_bridge_sse.py).
 `book` elicits twice (a day, then a time) and `summarize` samples the client's model; each
 question goes out on the one SSE stream of the session, as a request of its own. Prints "ready"
-once listening; each tool body start is printed as `ran NAME` on stdout."""
+once listening; each tool body start is printed as `ran NAME` on stdout. With `stdio` instead
+of a port it serves stdio (the bridge's stdio pool, tests/gateway/test_bridge_stdio.py), and
+`ran NAME` goes to stderr."""
 
 from __future__ import annotations
 
@@ -15,6 +17,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 server = MCPServer("old-sse-asking")
+STDIO = sys.argv[1:] == ["stdio"]
+
+
+def ran(name: str) -> None:
+    print(f"ran {name}", file=sys.stderr if STDIO else sys.stdout, flush=True)
 
 
 class Day(BaseModel):
@@ -28,7 +35,7 @@ class Time(BaseModel):
 @server.tool()
 async def book(room: str, ctx: Context) -> str:
     """Asks which day, then what time."""
-    print("ran book", flush=True)
+    ran("book")
     day = await ctx.elicit("Which day?", Day)
     if day.action != "accept" or day.data is None:
         return f"{room}: not booked ({day.action})"
@@ -41,7 +48,7 @@ async def book(room: str, ctx: Context) -> str:
 @server.tool()
 async def summarize(text: str, ctx: Context) -> str:
     """Asks the client's model."""
-    print("ran summarize", flush=True)
+    ran("summarize")
     answer = await ctx.request_context.session.create_message(
         [types.SamplingMessage(role="user",
                                content=types.TextContent(type="text", text=f"Summarize: {text}"))],
@@ -50,7 +57,9 @@ async def summarize(text: str, ctx: Context) -> str:
     return "summary: " + (content.text if isinstance(content, types.TextContent) else "?")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and STDIO:
+    server.run("stdio")
+elif __name__ == "__main__":
     port = int(sys.argv[1])
     config = uvicorn.Config(server.sse_app(), host="127.0.0.1", port=port, log_level="warning")
     print("ready", flush=True)
