@@ -647,3 +647,35 @@ def test_a_mounted_openapi_servers_tools_are_listed_with_their_schemas(protocol:
             assert tool.input_schema["required"] == ["id"]
 
     asyncio.run(go())
+
+def test_mounted_proxies_relay_task_notifications_each_from_its_own_upstream() -> None:
+    """A listen stream on the parent naming tasks of two mounted proxies: each id is followed
+    on its own upstream's stream and its `notifications/tasks` come under the id as held."""
+    from tests.helpers.wire_schema import validate
+
+    east, west = Recorder(task_upstream("east").asgi()), Recorder(task_upstream("west").asgi())
+    with served(east) as (east_url, _), served(west) as (west_url, _):
+        parent = rondo.Server("parent", state=StatePolicy(principal=by_name))
+        mount(parent, rondo.proxy(east_url), namespace="east")
+        mount(parent, rondo.proxy(west_url), namespace="west")
+        with served(parent.asgi()) as (url, _):
+
+            async def go() -> None:
+                async with Client(url, name="alice", tasks=True) as client:
+                    ids = {side: (await client.call_raw(f"{side}_slow", {"seconds": 0.3})
+                                  )["taskId"] for side in ("east", "west")}
+                    async with client.listen(task_ids=[ids["east"], ids["west"]]) as sub:
+                        assert sorted(sub.acknowledged["taskIds"]) == sorted(ids.values())
+                        done: dict[str, str] = {}
+                        deadline = asyncio.get_running_loop().time() + 10
+                        while len(done) < 2:
+                            note = await asyncio.wait_for(
+                                sub.__anext__(), deadline - asyncio.get_running_loop().time())
+                            validate({"jsonrpc": "2.0", **note}, era="2026-07-28")
+                            params = note["params"]
+                            assert params["taskId"] in ids.values()
+                            if params["status"] == "completed":
+                                done[params["taskId"]] = params["result"]["content"][0]["text"]
+                    assert done == {ids["east"]: "east slept 0.3", ids["west"]: "west slept 0.3"}
+
+            asyncio.run(go())

@@ -188,3 +188,45 @@ def test_any_proxy_with_the_keys_serves_a_task_another_proxy_returned() -> None:
                     assert len(upstream_calls(recorder, "tasks/get")) == before
 
             asyncio.run(go())
+
+
+def test_task_notifications_on_a_listen_stream_are_relayed_under_the_proxy_ids(
+        proxied: Any) -> None:
+    """A 2026-07-28 `subscriptions/listen` with a `taskIds` filter: the proxy follows the
+    upstream's tasks on a stream of its own and passes on each `notifications/tasks` under the
+    id as its client holds it; an id of another principal or an edited one is left out of the
+    acknowledgement and nothing of it reaches that stream."""
+    from tests.helpers.wire_schema import validate
+
+    front_url, recorder = proxied
+
+    async def go() -> None:
+        async with Client(front_url, name="alice", tasks=True) as alice, \
+                Client(front_url, name="bob", tasks=True) as bob:
+            task_id = (await alice.call_raw("slow", {"seconds": 0.4}))["taskId"]
+            head, upstream_part, kid, mac = task_id.split(".")
+            edited = f"{head}.{upstream_part}.{kid}.{mac[:-2]}AA"
+            before = len(upstream_calls(recorder, "subscriptions/listen"))
+            async with bob.listen(task_ids=[task_id]) as theirs:
+                assert theirs.acknowledged == {"taskIds": []}  # alice's id is unknown to bob
+                # bob holds no id of the upstream's: no stream was opened upstream for him
+                assert len(upstream_calls(recorder, "subscriptions/listen")) == before
+                async with alice.listen(task_ids=[task_id, edited, "nope"]) as mine:
+                    assert mine.acknowledged == {"taskIds": [task_id]}
+                    assert len(upstream_calls(recorder, "subscriptions/listen")) == before + 1
+                    statuses: list[str] = []
+                    deadline = asyncio.get_running_loop().time() + 10
+                    while "completed" not in statuses:
+                        note = await asyncio.wait_for(
+                            mine.__anext__(), deadline - asyncio.get_running_loop().time())
+                        validate({"jsonrpc": "2.0", **note}, era="2026-07-28")
+                        assert note["method"] == "notifications/tasks"
+                        params = note["params"]
+                        assert params["taskId"] == task_id
+                        assert params["_meta"]["io.modelcontextprotocol/subscriptionId"] == mine.id
+                        statuses.append(params["status"])
+                    assert statuses[0] == "working"
+                    assert params["result"]["content"][0]["text"] == "slept 0.4"
+                assert theirs._queue.empty()  # bob's stream heard nothing of alice's task
+
+    asyncio.run(go())

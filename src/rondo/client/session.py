@@ -656,10 +656,11 @@ class Client:
 
     def listen(
         self, *, tools: bool = False, prompts: bool = False, resources: bool = False,
-        resource_uris: Sequence[str] = (),
+        resource_uris: Sequence[str] = (), task_ids: Sequence[str] = (),
     ) -> Subscription:
         """A `subscriptions/listen` stream: `async with client.listen(tools=True) as sub:` then
-        `async for note in sub:`. Leaving the block ends the subscription."""
+        `async for note in sub:`. Leaving the block ends the subscription. `task_ids`: the
+        tasks extension's `notifications/tasks` for those tasks (a client that declared tasks)."""
         wanted: Json = {}
         if tools:
             wanted["toolsListChanged"] = True
@@ -669,6 +670,8 @@ class Client:
             wanted["resourcesListChanged"] = True
         if resource_uris:
             wanted["resourceSubscriptions"] = list(resource_uris)
+        if task_ids:
+            wanted["taskIds"] = list(task_ids)
         return Subscription(self, wanted)
 
 

@@ -4,7 +4,8 @@
 upstream advertises tasks. Its `tools/call` wrap lets a call whose client declared tasks come
 back as the upstream's task (`resultType: "task"`), under a proxy task id; `tasks/get`,
 `tasks/update` and `tasks/cancel` take that id, check it, and are relayed upstream with the
-upstream's own id.
+upstream's own id; a `subscriptions/listen` naming such ids in `taskIds` is followed on the
+upstream's own listen stream (`relay_task_notes`).
 
 A proxy task id keeps no memory: it is `t1.<upstream id>.<key id>.<mac>`, where the MAC (the
 proxy's `StatePolicy` keys) binds the upstream's id to this upstream and to the principal the
@@ -15,8 +16,10 @@ the upstream.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
 import contextvars
 import hmac
 import logging
@@ -26,15 +29,16 @@ from typing import TYPE_CHECKING, Any
 from ..auth.principal import CALLER, Principal
 from ..client import ClientError, RequestTimeout
 from ..server.method import Handler, Method, Wrap
+from ..server.request import Request
 from ..state.policy import anonymous
 from ..wire.era import MODERN
 from ..wire.errors import McpError, invalid_params, missing_capability
+from ..wire.meta import SUBSCRIPTION_ID
 
 if TYPE_CHECKING:
     from ..client import Client
     from ..client.session import ResultHandler
     from ..core.core import Core
-    from ..server.request import Request
     from ..server.server import Server
     from .proxy import Upstream
 
@@ -47,6 +51,7 @@ EXTENSION = "io.modelcontextprotocol/tasks"
 NOT_FOUND = "Failed to retrieve task: Task not found"
 _PREFIX = "t1"
 _MAX_ID = 512  # a proxy task id longer than this is not one of ours
+MAX_TASK_IDS = 100  # task ids one listen stream may name (as rondo's own tasks extension)
 _MODERN = frozenset({MODERN})
 
 
@@ -155,7 +160,11 @@ class TaskRelay:
 
     def wraps(self) -> Iterable[Wrap]:
         return [Wrap("tools/call", self._tools_call, tools=lambda _tool: self.active(),
-                     suspends=_always)]
+                     suspends=_always),
+                Wrap("subscriptions/listen", self._listen, suspends=_always)]
+
+    async def _listen(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        return await relay_task_notes(core, req, call_next, [self])
 
     # -- ids -----------------------------------------------------------------------------------
 
@@ -201,6 +210,23 @@ class TaskRelay:
         return upstream_id
 
     # -- rows ----------------------------------------------------------------------------------
+
+    async def listen_upstream(self, stack: contextlib.AsyncExitStack, req: Request,
+                              upstream_ids: list[str]) -> Any:
+        """The upstream's listen stream for `upstream_ids`, entered on `stack` (None when it
+        cannot be opened: those ids are then not acknowledged downstream)."""
+        client = self.link.client
+        if client is None:
+            return None
+        caller = CALLER.set(req.auth if isinstance(req.auth, Principal) else None)
+        try:  # whom it is opened for (`upstream_auth`): the stream's request copies it
+            return await stack.enter_async_context(client.listen(task_ids=upstream_ids))
+        except (ClientError, McpError, OSError) as exc:
+            log.warning("upstream %s: task notifications not followed: %s", self.link.identity,
+                        type(exc).__name__)
+            return None
+        finally:
+            CALLER.reset(caller)
 
     async def _tools_call(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
         if not declares_tasks(req.env.capabilities):
@@ -298,7 +324,11 @@ class TaskRelays:
 
     def wraps(self) -> Iterable[Wrap]:
         return [Wrap("tools/call", self._tools_call,
-                     tools=lambda tool: self._owner(tool) is not None, suspends=_always)]
+                     tools=lambda tool: self._owner(tool) is not None, suspends=_always),
+                Wrap("subscriptions/listen", self._listen, suspends=_always)]
+
+    async def _listen(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        return await relay_task_notes(core, req, call_next, list(self.members.values()))
 
     def _owner(self, tool: Any) -> TaskRelay | None:
         # A mounted tool is `<namespace>_<name>` (a namespace has no `_`): one lookup, not a
@@ -326,6 +356,79 @@ class TaskRelays:
                 continue
             return await member._relay_method(core, req)
         raise invalid_params(NOT_FOUND)
+
+
+async def relay_task_notes(core: Core, req: Request, call_next: Handler,
+                           relays: list[TaskRelay]) -> dict[str, Any]:
+    """A listen stream with a `taskIds` filter: each id a relay verifies for this principal is
+    followed on a listen stream of that upstream's own (opened before the acknowledgement,
+    which names the ids the upstream honoured), and each `notifications/tasks` is passed on
+    under the id as the client holds it. Ids of another principal, of no upstream here, or
+    edited are left out of the acknowledgement, as unknown ids are."""
+    wanted = req.params.get("notifications")
+    ids = wanted.get("taskIds") if isinstance(wanted, Mapping) else None
+    active = [relay for relay in relays if relay.active()]
+    if ids is None or not active:
+        return await call_next(core, req)
+    if not declares_tasks(req.env.capabilities):
+        raise missing_capability({"extensions": {EXTENSION: {}}})
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) \
+            or len(ids) > MAX_TASK_IDS:
+        raise invalid_params(f"taskIds must be an array of at most {MAX_TASK_IDS} task ids")
+    # Per relay: upstream id -> the proxy id as this client holds it.
+    held: dict[int, dict[str, str]] = {}
+    for task_id in dict.fromkeys(ids):
+        for n, relay in enumerate(active):
+            try:
+                upstream_id = relay.unwrap_id(core, req, task_id)
+            except McpError:
+                continue
+            held.setdefault(n, {}).setdefault(upstream_id, task_id)
+            break
+    async with contextlib.AsyncExitStack() as stack:
+        streams: list[tuple[Any, dict[str, str]]] = []
+        for n, mine in held.items():
+            stream = await active[n].listen_upstream(stack, req, list(mine))
+            if stream is not None:
+                streams.append((stream, mine))
+        honoured = [mine[i] for stream, mine in streams
+                    for i in (stream.acknowledged or {}).get("taskIds") or []
+                    if isinstance(i, str) and i in mine]
+        acked = asyncio.Event()
+
+        def emit(note: dict[str, Any]) -> None:
+            if note.get("method") == "notifications/subscriptions/acknowledged":
+                note["params"]["notifications"]["taskIds"] = honoured
+                req.emit(note)
+                acked.set()
+                return
+            req.emit(note)
+
+        inner = Request(req.id, req.method, req.params, req.env, req.dialect, emit=emit,
+                        auth=req.auth, call=req.call)
+        for stream, mine in streams:
+            follower = asyncio.ensure_future(_pass_on(stream, mine, req, acked))
+            stack.callback(follower.cancel)
+        return await call_next(core, inner)
+
+
+async def _pass_on(stream: Any, held: Mapping[str, str], req: Request,
+                   acked: asyncio.Event) -> None:
+    """The upstream's `notifications/tasks` on `stream`, passed on to `req`'s stream."""
+    await acked.wait()  # nothing for the subscription before its acknowledgement
+    async for note in stream:
+        params = note.get("params")
+        if note.get("method") != "notifications/tasks" or not isinstance(params, Mapping):
+            continue
+        upstream_id = params.get("taskId")
+        task_id = held.get(upstream_id) if isinstance(upstream_id, str) else None
+        if task_id is None:
+            continue  # not one this stream asked for
+        meta = params.get("_meta")
+        out = {k: v for k, v in params.items() if k not in ("_meta", "requestState")}
+        out["taskId"] = task_id
+        out["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SUBSCRIPTION_ID: req.id}
+        req.emit({"jsonrpc": "2.0", "method": "notifications/tasks", "params": out})
 
 
 def _always(core: Core, params: Mapping[str, Any]) -> bool:
