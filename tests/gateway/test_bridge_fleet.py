@@ -280,3 +280,35 @@ def test_gateway_hold_with_two_workers_and_a_redis_forwards_to_the_holder(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_a_forwarded_round_carries_the_upstreams_progress_and_log_messages(
+        fleet: Fleet) -> None:
+    """Round 1 at A (the holder), the retry at B: what the upstream reports and logs while B's
+    round runs at A reaches B's client, as it would had the retry landed on A."""
+    from tests.helpers.wire_schema import validate
+
+    heard: list[Any] = []
+    progress: list[tuple[Any, Any, Any]] = []
+
+    def note(message: Any) -> None:
+        if message.get("method") in ("notifications/message", "notifications/progress"):
+            validate({"jsonrpc": "2.0", **message}, era="2026-07-28")
+        if message.get("method") == "notifications/message":
+            heard.append(message["params"]["data"])
+
+    async def go() -> None:
+        async with Client(fleet.urls[0], protocol="2026-07-28", on_elicit=answers, timeout=20,
+                          log_level="info") as first:
+            pending = await first.call_tool("steps", manual=True)
+            assert isinstance(pending, PendingCall) and list(pending.input_requests) == ["sure"]
+        async with Client(fleet.urls[1], protocol="2026-07-28", on_elicit=answers, timeout=20,
+                          log_level="info", on_notification=note) as second:
+            done = await second.resume(
+                pending, {"sure": {"action": "accept", "content": {"ok": True}}},
+                on_progress=lambda *args: progress.append(args))
+            assert done.text == "stepped"
+
+    asyncio.run(go())
+    assert heard == ["answered True"]  # debug is below the client's level
+    assert progress == [(2, 3, "answered")]

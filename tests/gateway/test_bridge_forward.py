@@ -158,3 +158,79 @@ def test_forward_round_trips_each_outcome_and_bounds_the_wait() -> None:
             await made.forward(Retry(), "tools/call", {"w": "holder"})
 
     asyncio.run(go())
+
+
+class Talker(FakeBridge):
+    """Resumes the held call: the upstream logs at three levels and reports progress."""
+
+    async def relay(self, ctx: Any, method: str, params: Any) -> Any:
+        self.seen.append((ctx, method))
+        ctx.log("debug", "too fine")
+        ctx.log("info", {"step": 1}, "upstream")
+        ctx.report_progress(1, 2, "half")
+        ctx.log("warning", "careful")
+        return self.outcome
+
+
+@pytest.mark.parametrize("asked", [True, False])
+def test_a_forwarded_rounds_progress_and_log_messages_go_to_the_asker_before_the_answer(
+        asked: bool) -> None:
+    async def go() -> None:
+        bridge = Talker(CallToolResult(content=[{"type": "text", "text": "done"}]))
+        made = Forwarder(bridge, "redis://127.0.0.1:1/0")  # type: ignore[arg-type]
+        redis = FakeRedis()
+        made._redis = redis
+        extra = {"l": "info", "p": True} if asked else {}
+        await _served(made, question(**extra))
+        sent = [message for _, message in redis.sent]
+        assert all(name == channel("asker") for name, _ in redis.sent)
+        assert sent[-1]["t"] == "a" and sent[-1]["id"] == "r1"
+        notes = [message["n"] for message in sent[:-1]]
+        assert all(message["t"] == "n" and message["id"] == "r1" for message in sent[:-1])
+        # At the level the retry asked for, in order, progress only with a token; nothing
+        # for a retry that asked for neither.
+        assert notes == ([{"k": "log", "level": "info", "data": {"step": 1}, "logger": "upstream"},
+                          {"k": "progress", "done": 1, "total": 2, "message": "half"},
+                          {"k": "log", "level": "warning", "data": "careful", "logger": None}]
+                         if asked else [])
+
+    asyncio.run(go())
+
+
+def test_the_asker_passes_the_holders_messages_to_its_client_then_the_answer() -> None:
+    async def go() -> None:
+        made, _, redis = forwarder()
+        heard: list[Any] = []
+
+        class Retry:
+            input_responses = {"day": {"action": "accept"}}
+            client_capabilities: dict[str, Any] = {}
+            log_level = "info"
+            request_params = {"_meta": {"progressToken": 7}}
+
+            def log(self, level: str, data: Any, logger: str | None = None) -> None:
+                heard.append(("log", level, data, logger))
+
+            def report_progress(self, done: float, total: float | None = None,
+                                message: str | None = None) -> None:
+                heard.append(("progress", done, total, message))
+
+        task = asyncio.ensure_future(made.forward(Retry(), "tools/call", {"w": "holder"}))
+        while not redis.sent:
+            await asyncio.sleep(0.001)
+        _, sent = redis.sent.pop()
+        assert sent["l"] == "info" and sent["p"] is True
+        for note in ({"k": "log", "level": "info", "data": "hi", "logger": "up"},
+                     {"k": "progress", "done": 1, "total": None, "message": None},
+                     {"k": "log", "level": "nonsense", "data": "dropped"},
+                     {"k": "progress", "done": "NaN?"}, "not a note"):
+            made.receive(msgspec.json.encode({"t": "n", "id": sent["id"], "n": note}))
+        made.receive(msgspec.json.encode({"t": "n", "id": "someone-else", "n": {
+            "k": "log", "level": "info", "data": "not mine"}}))
+        made.receive(msgspec.json.encode({"t": "a", "id": sent["id"], "ok": {
+            "content": [{"type": "text", "text": "done"}]}}))
+        assert (await task).text == "done"
+        assert heard == [("log", "info", "hi", "up"), ("progress", 1, None, None)]
+        assert not made._asking  # nothing kept once answered
+
+    asyncio.run(go())

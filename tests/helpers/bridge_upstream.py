@@ -119,6 +119,17 @@ def bridge_upstream() -> rondo.Server:
         return f"impatient: {answer.content['ok']}"
 
     @up.tool
+    async def steps(ctx: rondo.Context) -> str:
+        """Reports progress and logs on each side of its question."""
+        await ctx.report_progress(1, 3, "about to ask")
+        await ctx.log("info", "asking")
+        answer = await ctx.ask("sure", SURE)
+        await ctx.report_progress(2, 3, "answered")
+        await ctx.log("info", f"answered {answer.content['ok']}")
+        await ctx.debug("too fine")
+        return "stepped"
+
+    @up.tool
     async def fickle(ctx: rondo.Context) -> str:
         """Gives up on its first question after half a second, then asks another."""
         with contextlib.suppress(TimeoutError):
