@@ -349,3 +349,83 @@ def test_visibility_covers_listen_streams_at_delivery() -> None:
         assert await updates(principal("bob"), 1) == ["weather://today"]
 
     asyncio.run(go())
+
+
+def _updates_heard(got: list[str], era: str) -> Any:
+    from tests.helpers.wire_schema import validate
+
+    def note(message: Any) -> None:
+        if message.get("method") == "notifications/resources/updated":
+            validate({"jsonrpc": "2.0", **message}, era=era)
+            got.append(message["params"]["uri"])
+    return note
+
+
+def test_visibility_covers_a_legacy_prefix_subscription_above_a_hidden_uri() -> None:
+    """A 2025-11-25 subscription to `weather://` covers `weather://secret`: the session's
+    fan-out drops the hidden URI's updates for a caller `visible=` hides it from, as a
+    2026-07-28 listen stream does."""
+    parent, child = rondo.Server("app"), child_server()
+
+    @child.resource("weather://city/{name}", mime_type="text/plain")
+    def city(name: str) -> str:
+        """A city's weather: admins only."""
+        return name
+
+    def visible(who: Any, kind: str, name: str) -> bool:
+        hidden = {"weather://secret", "weather://city/{name}"}
+        return name not in hidden or (who is not None and "admin" in who.scopes)
+
+    mount(parent, child, namespace="w", visible=visible)
+    got: dict[str, list[str]] = {"ada": [], "bob": []}
+    sent = ["weather://secret", "weather://city/oslo", "weather://today"]
+
+    async def go() -> None:
+        ada = Client(parent, protocol="2025-11-25", auth=principal("ada", scopes=["admin"]),
+                     on_notification=_updates_heard(got["ada"], "2025-11-25"))
+        bob = Client(parent, protocol="2025-11-25", auth=principal("bob"),
+                     on_notification=_updates_heard(got["bob"], "2025-11-25"))
+        async with ada, bob:
+            for client in (ada, bob):
+                assert await client.request("resources/subscribe", {"uri": "weather://"}) == {}
+            for uri in sent:
+                parent.notify_resource_updated(uri)
+            deadline = asyncio.get_running_loop().time() + 5
+            while len(got["ada"]) < 3 or len(got["bob"]) < 1:
+                assert asyncio.get_running_loop().time() < deadline, got
+                await asyncio.sleep(0.01)
+            # "today" is sent last: bob's one note proves the others were dropped, not late
+            assert got == {"ada": sent, "bob": ["weather://today"]}
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_uri_hide_leaves_out_sends_no_updates_to_a_prefix_subscriber(protocol: str) -> None:
+    """`hide=` leaves `weather://secret` out of the parent: the child's updates for it are
+    not the parent's, so a subscription to the prefix above it never hears them."""
+    parent, child = rondo.Server("app"), child_server()
+    mount(parent, child, namespace="w", hide=["weather://secret"])
+    got: list[str] = []
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol,
+                          on_notification=_updates_heard(got, protocol)) as client:
+            if protocol == "2025-11-25":
+                assert await client.request("resources/subscribe", {"uri": "weather://"}) == {}
+                child.notify_resource_updated("weather://secret")
+                child.notify_resource_updated("weather://today")
+                deadline = asyncio.get_running_loop().time() + 5
+                while not got:
+                    assert asyncio.get_running_loop().time() < deadline, got
+                    await asyncio.sleep(0.01)
+            else:
+                async with client.listen(resource_uris=["weather://"]) as sub:
+                    child.notify_resource_updated("weather://secret")
+                    child.notify_resource_updated("weather://today")
+                    note = await asyncio.wait_for(sub.__anext__(), 5)
+                    got.clear()
+                    got.append(note["params"]["uri"])
+            assert got == ["weather://today"]  # sent last: the hidden one was dropped
+
+    asyncio.run(go())

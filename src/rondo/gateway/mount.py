@@ -69,6 +69,18 @@ class Mount:
         return {name for name in mine
                 if not visible(principal, kind, self.origin.get(name, name))}
 
+    def serves(self, uri: Any) -> bool:
+        """Whether this mount brings the child's resource `uri` into the parent: one of its
+        static resources, or a URI one of its templates matches (not one `hide=` or `tags=`
+        left out)."""
+        if not isinstance(uri, str):
+            return False
+        if uri in self._resources:
+            return True
+        return any((found := self.parent.templates.get(template)) is not None
+                   and found.template is not None and found.template.match(uri) is not None
+                   for template in self._templates)
+
     def hides(self, principal: Any, uri: Any) -> bool:
         """Whether `visible=` hides a resource URI from `principal`: one of this mount's static
         resources, or a URI one of its templates matches."""
@@ -193,7 +205,9 @@ class Mount:
             self.carrier.carry(self.namespace, self.child, detail)
         elif what == "unextension":
             self.carrier.release(self.namespace, detail)
-        elif what == "resource":  # a child resource's content changed: its URI is ours too
+        elif what == "resource" and self.serves(detail):
+            # A child resource's content changed: its URI is ours too, unless the mount left it
+            # out (hide=, tags=).
             self.parent.notify_resource_updated(detail)
 
     def unmount(self) -> None:

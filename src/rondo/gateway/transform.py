@@ -209,11 +209,17 @@ class Visibility:
 
     async def _subscribe(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
         """A 2025-11-25 subscription to a hidden resource (or a URI a hidden template matches) is
-        answered as one to a URI the server does not serve (`{}`), and not recorded."""
-        principal, uri = _principal(req.auth), req.params.get("uri")
-        if any(made.hides(principal, uri) for made in self._mounts()):
+        answered as one to a URI the server does not serve (`{}`), and not recorded. One that
+        is recorded (a prefix above hidden URIs too) marks its session: the session's update
+        fan-out then drops a URI hidden from this caller at the time it is sent."""
+        principal, uri, mounts = _principal(req.auth), req.params.get("uri"), self._mounts
+        if any(made.hides(principal, uri) for made in mounts()):
             return {}
-        return await call_next(core, req)
+        result = await call_next(core, req)
+        session = getattr(req.call, "session", None)
+        if session is not None and getattr(session, "hidden", False) is None:
+            session.hidden = lambda sent: any(made.hides(principal, sent) for made in mounts())
+        return result
 
     def _list(self, key: str, kind: str) -> Any:
         async def filtered(core: Core, req: Request, call_next: Handler) -> dict[str, Any]:

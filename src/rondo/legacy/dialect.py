@@ -254,7 +254,8 @@ class LegacyDialect:
             note = {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": payload}}
             for session in self.sessions:
                 subs = session.subscriptions
-                if subs and any(covers(sub, payload) for sub in subs):
+                if subs and any(covers(sub, payload) for sub in subs) \
+                        and (session.hidden is None or not session.hidden(payload)):
                     session.notify(note)
 
 

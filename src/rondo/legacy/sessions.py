@@ -93,6 +93,7 @@ class LegacySession:
         "ask_timeout",
         "completed",
         "principal",
+        "hidden",
     )
 
     def __init__(self, sid: str, version: str, capabilities: dict[str, Any],
@@ -117,6 +118,9 @@ class LegacySession:
         self.ask_timeout = ask_timeout
         self.completed = False  # answered a request: an initialize flood evicts others first
         self.principal: str | None = None  # rondo.auth: who opened it (HttpGuard.bind_session)
+        # URIs whose updates this session's caller may not hear, though a subscription covers
+        # them (a mount's `visible=`: gateway/transform.py sets it); None: every covered URI.
+        self.hidden: Callable[[str], bool] | None = None
 
     @property
     def busy(self) -> bool:
