@@ -89,3 +89,199 @@ async def updates(client: Client, heard: asyncio.Queue[dict[str, Any]]) -> None:
     assert (await client.call_tool("touch", {"uri": "note://a"})).text == "touched"
     got = await asyncio.wait_for(heard.get(), 10)
     assert got["params"]["uri"] == "note://a"  # b's came first upstream, and was not relayed
+
+
+class Bodies:
+    """ASGI wrapper: the JSON-RPC method and params of every POST, and a hook called with each
+    before the app sees it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+        self.before: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[Any] = []
+        body = b""
+        while True:
+            message = await receive()
+            chunks.append(message)
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        import json
+
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and isinstance(parsed.get("method"), str):
+            params = parsed.get("params") if isinstance(parsed.get("params"), dict) else {}
+            self.seen.append((parsed["method"], params))
+            if self.before is not None:
+                self.before(parsed["method"], params)
+        replay = iter(chunks)
+
+        async def again() -> Any:
+            try:
+                return next(replay)
+            except StopIteration:
+                return await receive()
+
+        await self.app(scope, again, send)
+
+    def listens(self) -> list[list[str]]:
+        """The resource URIs of each `subscriptions/listen` the upstream got, in order."""
+        return [list((params.get("notifications") or {}).get("resourceSubscriptions") or [])
+                for method, params in self.seen if method == "subscriptions/listen"]
+
+    def unsubscribed(self) -> list[str]:
+        return [params.get("uri") for method, params in self.seen
+                if method == "resources/unsubscribe"]
+
+
+async def _until(check: Any, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + 10
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, what
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("downstream", ERAS)
+@pytest.mark.parametrize("upstream_era", ERAS)
+def test_the_upstream_subscription_ends_with_its_last_downstream_subscriber(
+        upstream_era: str, downstream: str) -> None:
+    """Two downstream subscribers of one URI: the first leaving keeps the upstream subscribed
+    (the second still hears updates); the last leaving unsubscribes upstream
+    (`resources/unsubscribe` to a 2025-11-25 upstream, a listen stream without the URI to a
+    2026-07-28 one)."""
+    from tests.helpers.wire_schema import validate
+
+    bodies = Bodies(notes_upstream().asgi())
+    with served(bodies) as (url, _):
+        front = rondo.proxy(url, upstream_protocol=upstream_era, timeout=10.0)
+
+        def gone() -> bool:
+            if upstream_era == "2025-11-25":
+                return bodies.unsubscribed() == ["note://a"]
+            listens = bodies.listens()
+            return bool(listens) and "note://a" not in listens[-1]
+
+        async def subscribed(client: Client, heard: asyncio.Queue[Any]) -> Any:
+            """Subscribe `client` to note://a; the handle that ends it."""
+            if downstream == "2025-11-25":
+                assert await client.request("resources/subscribe", {"uri": "note://a"}) == {}
+
+                async def end_legacy() -> None:
+                    assert await client.request("resources/unsubscribe",
+                                                {"uri": "note://a"}) == {}
+                return end_legacy
+            sub = client.listen(resource_uris=["note://a"])
+            await sub.__aenter__()
+
+            async def pump() -> None:
+                async for note in sub:
+                    heard.put_nowait(note)
+            pumping = asyncio.ensure_future(pump())
+
+            async def end_modern() -> None:
+                pumping.cancel()
+                await sub.__aexit__(None, None, None)
+            return end_modern
+
+        async def go() -> None:
+            first_heard: asyncio.Queue[Any] = asyncio.Queue()
+            second_heard: asyncio.Queue[Any] = asyncio.Queue()
+
+            def noted(queue: asyncio.Queue[Any]) -> Any:
+                def note(message: Any) -> None:
+                    if message.get("method") == "notifications/resources/updated":
+                        validate({"jsonrpc": "2.0", **message}, era=downstream)
+                        if downstream == "2025-11-25":
+                            queue.put_nowait(message)
+                return note
+
+            async with front.started(), \
+                    Client(front, protocol=downstream,
+                           on_notification=noted(first_heard)) as first, \
+                    Client(front, protocol=downstream,
+                           on_notification=noted(second_heard)) as second:
+                end_first = await subscribed(first, first_heard)
+                end_second = await subscribed(second, second_heard)
+                await updates(second, second_heard)  # both subscribed, upstream too
+                await end_first()
+                while not second_heard.empty():
+                    second_heard.get_nowait()
+                assert (await second.call_tool("touch", {"uri": "note://a"})).text == "touched"
+                got = await asyncio.wait_for(second_heard.get(), 10)
+                assert got["params"]["uri"] == "note://a"  # still subscribed upstream
+                assert not gone()
+                await end_second()
+                await _until(gone, f"never unsubscribed upstream: {bodies.seen[-3:]}")
+
+        asyncio.run(go())
+
+
+def test_an_update_sent_while_the_upstream_stream_is_reopened_is_not_missed() -> None:
+    """A 2026-07-28 upstream: a second downstream URI makes the proxy open its listen stream
+    again. An update of the first URI sent at the moment the new stream's request reaches the
+    upstream arrives: the old stream is closed only once the new one is acknowledged."""
+    up = notes_upstream()
+    bodies = Bodies(up.asgi())
+    with served(bodies) as (url, _):
+        front = rondo.proxy(url, upstream_protocol="2026-07-28", timeout=10.0)
+
+        def at_reopen(method: str, params: dict[str, Any]) -> None:
+            wanted = (params.get("notifications") or {}).get("resourceSubscriptions") or []
+            if method == "subscriptions/listen" and "note://b" in wanted:
+                up.notify_resource_updated("note://a")  # before the new stream exists
+
+        async def go() -> None:
+            async with front.started(), Client(front) as client, \
+                    client.listen(resource_uris=["note://a"]) as sub:
+                heard: asyncio.Queue[Any] = asyncio.Queue()
+
+                async def pump() -> None:
+                    async for note in sub:
+                        heard.put_nowait(note)
+                pumping = asyncio.ensure_future(pump())
+                try:
+                    await updates(client, heard)  # note://a is followed upstream
+                    while not heard.empty():
+                        heard.get_nowait()
+                    bodies.before = at_reopen
+                    async with client.listen(resource_uris=["note://b"]):
+                        got = await asyncio.wait_for(heard.get(), 10)
+                        assert got["params"]["uri"] == "note://a"
+                finally:
+                    pumping.cancel()
+
+        asyncio.run(go())
+
+
+@pytest.mark.parametrize("upstream_era", ERAS)
+def test_a_closed_legacy_session_releases_its_upstream_subscriptions(upstream_era: str) -> None:
+    bodies = Bodies(notes_upstream().asgi())
+    with served(bodies) as (url, _):
+        front = rondo.proxy(url, upstream_protocol=upstream_era, timeout=10.0)
+
+        def gone() -> bool:
+            if upstream_era == "2025-11-25":
+                return bodies.unsubscribed() == ["note://a"]
+            listens = bodies.listens()
+            return bool(listens) and "note://a" not in listens[-1]
+
+        async def go() -> None:
+            async with front.started():
+                async with Client(front, protocol="2025-11-25") as client:
+                    assert await client.request("resources/subscribe", {"uri": "note://a"}) == {}
+                    await _until(lambda: any("note://a" in uris for uris in bodies.listens())
+                                 or ("resources/subscribe", {"uri": "note://a"}) in bodies.seen,
+                                 "never subscribed upstream")
+                    assert not gone()
+                await _until(gone, "a closed session kept its upstream subscription")
+
+        asyncio.run(go())

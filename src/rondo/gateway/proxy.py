@@ -44,7 +44,7 @@ from .listcache import UPSTREAM, Freshness, ListRefresh
 from .supervise import Restart
 from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
 from .transform import upstream_tags
-from .updates import MAX_WATCHED, ResourceWatch
+from .updates import MAX_WATCHED, ResourceWatch, follow_listen
 
 if TYPE_CHECKING:
     from .bridge.relay import Bridge
@@ -574,48 +574,11 @@ async def _follow(server: Server, link: Upstream) -> None:
         except (ClientError, McpError, OSError) as exc:
             log.warning("upstream %s: cannot list its %s again: %s", link.identity, what, exc)
 
-    if client.era == "modern":
-        while True:  # reopened whenever a downstream client subscribes to a new URI
-            rewatch = link.rewatch = asyncio.Event()
-            if not wanted and not link.watched:
-                await rewatch.wait()
-                continue
-            try:
-                async with client.listen(tools="tools" in wanted, prompts="prompts" in wanted,
-                                         resources="resources" in wanted,
-                                         resource_uris=sorted(link.watched)) as stream:
-                    if not await _until_rewatched(stream, rewatch, redo):
-                        return
-            except (ClientError, McpError, OSError) as exc:
-                log.warning("upstream %s: list changes not followed: %s", link.identity, exc)
-                return
+    if client.era == "modern":  # reopened whenever the URIs watched change (updates.py)
+        await follow_listen(link, client, wanted, redo)
+        return
     while True:
         await redo(await changes.get())
-
-
-async def _until_rewatched(stream: Any, rewatch: asyncio.Event, redo: Any) -> bool:
-    """Follow `stream` (list changes; resource updates reach `Upstream._heard`) until it ends
-    (False) or `rewatch` is set (True: reopen it with the URIs so far)."""
-
-    async def consume() -> None:
-        async for note in stream:
-            what = _LISTS.get(str(note.get("method")))
-            if what is not None:
-                await redo(what)
-
-    reader = asyncio.ensure_future(consume())
-    waiter = asyncio.ensure_future(rewatch.wait())
-    try:
-        await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (reader, waiter):
-            task.cancel()
-        for task in (reader, waiter):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    if reader.done() and not reader.cancelled() and reader.exception() is not None:
-        raise reader.exception()  # type: ignore[misc]
-    return rewatch.is_set()
 
 
 def _tool_body(result: CallToolResult) -> dict[str, Any]:
