@@ -66,3 +66,28 @@ def test_advertise_names_lists_only() -> None:
     assert server.serves("tools") and not server.serves("prompts")
     with pytest.raises(ValueError, match="got 'logging'"):
         server.advertise("logging")
+
+
+def test_a_lone_proxy_that_need_not_connect_advertises_its_lists_too() -> None:
+    """`rondo.proxy(url, must_connect=False)` with the upstream down: a 2025-11-25 client that
+    initialized then sees the lists and hears tools/list_changed when the upstream comes."""
+    import rondo
+
+    port = free_port()
+    front = rondo.proxy(f"http://127.0.0.1:{port}/mcp", timeout=2, must_connect=False,
+                        restart=FAST)
+    heard: list[str] = []
+
+    async def go() -> None:
+        async with front.started(), Client(front, protocol="2025-11-25",
+                                           on_notification=lambda m: heard.append(
+                                               str(m.get("method")))) as c:
+            assert (c.server_capabilities or {}).get("tools") == {"listChanged": True}
+            with served(upstream_server().asgi(), port=port):
+                deadline = time.monotonic() + 15
+                while "notifications/tools/list_changed" not in heard:
+                    assert time.monotonic() < deadline, f"no tools/list_changed: {heard}"
+                    await asyncio.sleep(0.05)
+                assert (await c.call_tool("add", {"a": 2, "b": 3})).text == "5"
+
+    asyncio.run(go())

@@ -366,7 +366,9 @@ def proxy(
     `env` and `cwd` are a command line's. A stdio upstream that exits is started again under
     `restart` (default `Restart()`: backoff from 0.5 s doubling to 30 s, 8 failed starts in a
     row at most; gateway/supervise.py). `must_connect=False` (a gateway's upstreams) lets the
-    proxy start without its upstream and keep connecting in the background. `max_rounds`
+    proxy start without its upstream and keep connecting in the background (it then advertises
+    tools, prompts and resources from the start, so a client that initialized before the
+    upstream answered hears `list_changed` when they come). `max_rounds`
     bounds the input rounds of one relayed request (-32603 past it), `max_response` the bytes
     of one upstream HTTP answer or SSE event (-32603 "upstream unavailable" past it).
     `transport="sse"` reaches a URL over the 2024-11-05 HTTP+SSE transport (the URL is the
@@ -417,6 +419,8 @@ def proxy(
         mode = bridge_mode(bridge)
         link.bridge = Bridge(link, mode) if mode is not None else None
     server = Server(name, **server_options)
+    if not must_connect:  # it may serve before its upstream answers: offer what it can bring
+        server.advertise("tools", "prompts", "resources")
     server.extension(TaskRelay(link))
 
     async def relist(what: str) -> None:
