@@ -10,6 +10,7 @@ import pytest
 import rondo  # noqa: E402
 from rondo.testing import connect  # noqa: E402
 from tests.helpers.helpers_core import INVALID_REQUEST, meta  # noqa: E402
+from tests.helpers.polling import until  # noqa: E402
 
 
 def _server() -> rondo.Server:
@@ -46,7 +47,7 @@ def test_a_duplicate_id_in_flight_is_refused_and_the_first_still_answers() -> No
                 "params": {"name": "slow", "_meta": meta()}}
         strays: list[dict[str, Any]] = []
         first = asyncio.ensure_future(conn.send(call))
-        await asyncio.sleep(0.05)
+        await until(lambda: 7 in conn._connection.inflight, 5, "the first call never started")
         second = await conn.send(call, strays.append)
         done = await first
         await conn.close()
@@ -64,7 +65,7 @@ def test_a_closed_memory_link_refuses_and_a_cancelled_send_answers_nothing() -> 
         call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": {"name": "slow", "_meta": meta()}}
         pending = asyncio.ensure_future(conn.send(call))
-        await asyncio.sleep(0.05)
+        await until(lambda: 1 in conn._connection.inflight, 5, "the call never started")
         conn._connection.inflight.cancel_from({"requestId": 1})  # as notifications/cancelled does
         assert await pending is None  # a cancelled request answers nothing
         await conn.close()

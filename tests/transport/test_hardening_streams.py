@@ -15,6 +15,7 @@ from rondo.core.subscriptions import FANOUT_SLICE, Listener, Subscriptions
 from rondo.transport.http import HttpApp
 from rondo.transport.memory import MemoryConnection
 from tests.helpers.helpers_core import http_headers, request
+from tests.helpers.polling import until
 
 
 class NeverReads:
@@ -178,7 +179,7 @@ def test_a_listen_beyond_the_cap_is_answered_with_an_error() -> None:
     async def go() -> dict[str, Any] | None:
         conn = MemoryConnection(server)
         tasks = [asyncio.ensure_future(conn.send(listen_message(i))) for i in (1, 2)]
-        await asyncio.sleep(0.05)
+        await until(lambda: len(server.core.subscriptions) == 2, 5, "the two streams never opened")
         third = await asyncio.wait_for(conn.send(listen_message(3)), 5)
         for t in tasks:
             t.cancel()
