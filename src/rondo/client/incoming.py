@@ -27,16 +27,12 @@ async def on_incoming(client: Client, message: Json) -> Json | None:
     """The answer to a server request, or None once a notification is handled."""
     rid = message.get("id")
     if rid is not None:
-        task = asyncio.current_task()
-        if task is None or not isinstance(rid, str | int) or rid in client._answering:
-            # Not trackable (a reused id, or one no cancellation can name): answered as is.
-            return await answer_server_request(client.handlers, message)
-        client._answering[rid] = task
+        answering = client._answering
+        task = answering.start(rid)
         try:
             return await answer_server_request(client.handlers, message)
         finally:
-            if client._answering.get(rid) is task:
-                del client._answering[rid]
+            answering.end(rid, task)
     method = message.get("method")
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     assert isinstance(params, dict)
@@ -61,13 +57,38 @@ async def on_incoming(client: Client, message: Json) -> Json | None:
         sub = client._subscriptions.get(params.get("requestId"))
         if sub is not None:
             sub._finish()
-        named = params.get("requestId")
-        answering = client._answering.get(named) if isinstance(named, str | int) else None
-        if answering is not None and answering is not asyncio.current_task():
-            answering.cancel()
+        client._answering.cancel(params.get("requestId"))
     if client.on_notification is not None:
         await maybe_await(client.on_notification(message))
     return None
+
+
+class Answering:
+    """The server's requests a client is answering, by id: the task answering each, so the
+    server's `notifications/cancelled` for one ends it."""
+
+    __slots__ = ("tasks",)
+
+    def __init__(self) -> None:
+        self.tasks: dict[Any, asyncio.Task[Any]] = {}
+
+    def start(self, rid: Any) -> asyncio.Task[Any] | None:
+        """The current task answers `rid` (None: not trackable, a reused id or one no
+        cancellation can name: answered as is)."""
+        task = asyncio.current_task()
+        if task is None or not isinstance(rid, str | int) or rid in self.tasks:
+            return None
+        self.tasks[rid] = task
+        return task
+
+    def end(self, rid: Any, task: asyncio.Task[Any] | None) -> None:
+        if task is not None and self.tasks.get(rid) is task:
+            del self.tasks[rid]
+
+    def cancel(self, rid: Any) -> None:
+        task = self.tasks.get(rid) if isinstance(rid, str | int) else None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
 
 
 async def maybe_await(value: Any) -> Any:

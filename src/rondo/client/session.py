@@ -23,7 +23,7 @@ from rondo.client.extension import ClientExtension as ClientExtension  # the old
 from rondo.client.extension import ProgressCallback as ProgressCallback
 from rondo.client.extension import ResultHandler as ResultHandler
 from rondo.client.handlers import ElicitHandler, Handlers, RootsHandler, SampleHandler
-from rondo.client.incoming import on_incoming
+from rondo.client.incoming import Answering, on_incoming
 from rondo.client.limits import DEFAULT_MAX_INPUT_REQUESTS, positive
 from rondo.client.loop import (
     COMPLETE,
@@ -189,7 +189,7 @@ class Client:
         self._progress: dict[Any, ProgressCallback] = {}
         self._subscriptions: dict[Any, Subscription] = {}
         # The server's requests being answered, by id (its `notifications/cancelled` ends one).
-        self._answering: dict[Any, asyncio.Task[Any]] = {}
+        self._answering = Answering()
         self._tool_headers: dict[str, list[Binding]] = {}
         self._bad_tools: dict[str, str] = {}
         self._tools_listed = False
