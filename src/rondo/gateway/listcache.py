@@ -10,7 +10,9 @@ listed until it says they changed (its session's `list_changed`).
 
 The proxy lists with its own credentials, so what it lists is one authorization context's; a
 list the upstream marks `private` is passed on as `private` (`cacheScope` of the proxy's own
-list results), so no downstream shared cache hands it across principals.
+list results), so no downstream shared cache hands it across principals. With
+`upstream_auth=` (each caller's own credentials upstream) a private list is listed per
+principal instead (gateway/percaller.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..auth.principal import Principal
 from ..server.method import Wrap
 from .chain import Chained
 
@@ -80,6 +83,11 @@ class ListRefresh(Chained):
     def __init__(self, fresh: Freshness, refresh: Callable[[str], Any]) -> None:
         self.fresh = fresh
         self.refresh = refresh  # async (what) -> None: list the upstream's `what` again
+        self.per_caller: Any = None  # gateway/percaller.py: `upstream_auth=` given
+        self.server: Server | None = None
+
+    def attach(self, server: Server) -> None:
+        self.server = server  # the proxy's own (mounted, the parent's lists are not its)
 
     def capability(self, server: Server) -> Mapping[str, Any] | None:
         return None  # nothing to advertise: downstream it is plain lists
@@ -96,7 +104,15 @@ class ListRefresh(Chained):
             async with self.fresh.locks[what]:
                 if self.fresh.stale(what):  # another request may have listed it meanwhile
                     await self.refresh(what)
-        result = await call_next(core, req)
+        per = self.per_caller
+        if per is not None and self.fresh.private.get(what) and core.server is self.server:
+            # Listed with each caller's own credentials: the list is that principal's.
+            if isinstance(req.auth, Principal):
+                answered: dict[str, Any] = await per.answer(core, req, req.auth)
+                return answered
+            result: dict[str, Any] = per.shared(core, req)
+        else:
+            result = await call_next(core, req)
         # Passed on: no longer fresh downstream than upstream, and private stays private.
         left = self.fresh.ttl_left_ms(what)
         if left is not None and isinstance(result.get("ttlMs"), int):

@@ -433,7 +433,12 @@ def proxy(
             log.warning("upstream %s: cannot list its %s again: %s", link.identity, what,
                         _clip(str(exc)))
 
-    server.extension(ListRefresh(link.fresh, relist))
+    lists = ListRefresh(link.fresh, relist)
+    if upstream_auth is not None:  # each caller's own credentials: private lists per principal
+        from .percaller import PerCaller, adopter
+
+        lists.per_caller = PerCaller(link, adopter(server, link))
+    server.extension(lists)
     server.extension(ResourceWatch(link))
     link.server = server
 

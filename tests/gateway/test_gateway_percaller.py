@@ -1,0 +1,151 @@
+"""proxy(upstream_auth=...): each caller's own credentials go upstream, so a list the upstream
+marks private is listed per principal (gateway/percaller.py), not once with the proxy's own."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+import rondo
+from rondo.auth import InvalidToken, Principal, ResourceServer
+from rondo.auth.principal import CALLER
+from rondo.client import Client
+from rondo.gateway.percaller import PerCaller
+from rondo.testing import principal
+from tests.helpers.gateway_upstream import Recorder, served
+from tests.helpers.wire_schema import validate
+
+ERAS = ["2025-11-25", "2026-07-28"]
+ISSUER = "https://issuer.test"
+SCOPES = {"tok-alice": "mcp:use files:write", "tok-bob": "mcp:use", "tok-proxy": "mcp:use"}
+
+
+class Tokens:
+    """The upstream's verifier: `tok-<name>` is <name> with the scopes above."""
+
+    cache_ttl = 0.0
+
+    async def verify(self, token: str) -> Principal:
+        if token not in SCOPES:
+            raise InvalidToken("The access token is invalid", reason="test")
+        return Principal.from_claims({"sub": token[4:], "iss": ISSUER, "scope": SCOPES[token],
+                                      "exp": time.time() + 600})
+
+
+class AsCaller(httpx.Auth):
+    """upstream_auth: the caller's own token (`tok-<subject>`), the proxy's without a caller
+    (a stand-in for `TokenExchange.upstream_auth`)."""
+
+    def auth_flow(self, request: httpx.Request) -> Any:
+        who = CALLER.get()
+        request.headers["Authorization"] = f"Bearer tok-{who.subject if who else 'proxy'}"
+        yield request
+
+
+def guarded_upstream() -> rondo.Server:
+    up = rondo.Server("guarded", auth=ResourceServer(
+        resource="http://127.0.0.1/mcp", issuer=ISSUER, verifier=Tokens(),
+        scopes_supported=["mcp:use", "files:write"]), list_ttl_ms=60_000)
+
+    @up.tool
+    def whoami(ctx: rondo.Context) -> str:
+        """Anyone."""
+        return ctx.auth.subject
+
+    @up.tool(scopes=["files:write"])
+    def write(path: str) -> str:
+        """Writers only."""
+        return f"wrote {path}"
+
+    return up
+
+
+@pytest.fixture
+def upstream() -> Iterator[tuple[str, Recorder]]:
+    recorder = Recorder(guarded_upstream().asgi())
+    with served(recorder) as (url, _):
+        yield url, recorder
+
+
+def _listed(recorder: Recorder, who: str) -> int:
+    return sum(1 for post in recorder.posts if post.get("mcp-method") == "tools/list"
+               and post.get("authorization") == f"Bearer tok-{who}")
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_private_upstream_list_is_listed_per_principal(
+        upstream: tuple[str, Recorder], protocol: str) -> None:
+    url, recorder = upstream
+    front = rondo.proxy(url, upstream_protocol="2026-07-28", upstream_auth=AsCaller())
+    alice, bob = principal("alice"), principal("bob")
+
+    async def names(who: Any) -> list[str]:
+        async with Client(front, protocol=protocol, auth=who) as client:
+            listed = await client.request("tools/list", {})
+            validate({"jsonrpc": "2.0", "id": 1, "result": listed}, era=protocol,
+                     method="tools/list")
+            if protocol == "2026-07-28":
+                assert listed["cacheScope"] == "private"
+            return sorted(tool["name"] for tool in listed["tools"])
+
+    async def go() -> None:
+        async with front.started():
+            # The proxy's own listing (its own token) holds only what anyone may use.
+            assert await names(None) == ["whoami"]
+            assert await names(alice) == ["whoami", "write"]  # alice's own upstream listing
+            assert await names(bob) == ["whoami"]
+            assert await names(None) == ["whoami"]  # alice's entry is not anyone's
+            before = _listed(recorder, "alice")
+            assert await names(alice) == ["whoami", "write"]
+            assert _listed(recorder, "alice") == before  # kept for the upstream's ttlMs
+            async with Client(front, protocol=protocol, auth=alice) as client:
+                assert (await client.call_tool("write", {"path": "/a"})).text == "wrote /a"
+            async with Client(front, protocol=protocol, auth=bob) as client:
+                # registered for alice, called for bob: the upstream checks bob's own token
+                with pytest.raises(rondo.McpError, match="insufficient scope"):
+                    await client.call_tool("write", {"path": "/b"})
+
+    asyncio.run(go())
+    assert _listed(recorder, "alice") == 1 and _listed(recorder, "bob") == 1
+
+
+def test_the_per_principal_lists_are_bounded_least_recently_used_first() -> None:
+    clock = [0.0]
+
+    class Link:
+        def __init__(self) -> None:
+            self.client = self
+            self.listed: list[str] = []
+
+        async def request(self, method: str, params: Any) -> dict[str, Any]:
+            who = CALLER.get()
+            assert who is not None
+            self.listed.append(str(who.subject))
+            return {"tools": [{"name": f"t-{who.subject}"}], "ttlMs": 1000}
+
+    link = Link()
+    per = PerCaller(link, lambda method, entries: [], clock=lambda: clock[0],  # type: ignore[arg-type]
+                    limit=2)
+    server = rondo.Server("s")
+
+    class Req:
+        method = "tools/list"
+        params: dict[str, Any] = {}
+        auth = None
+
+    async def go() -> None:
+        for who in ("a", "b", "a", "c", "a", "b"):
+            await per.answer(server.core, Req(), principal(who))  # type: ignore[arg-type]
+        # a, b listed; a kept; c evicts b (least recently used); a kept; b listed again
+        assert link.listed == ["a", "b", "c", "b"]
+        assert len(per.kept) == 2
+        clock[0] = 2.0  # past the upstream's ttlMs: listed again
+        await per.answer(server.core, Req(), principal("b"))  # type: ignore[arg-type]
+        assert link.listed[-1] == "b" and len(link.listed) == 5
+
+    asyncio.run(go())
