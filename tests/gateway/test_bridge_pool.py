@@ -28,6 +28,14 @@ class FakeClient:
     def __init__(self) -> None:
         self.transport = FakeTransport()
         self.closed = False
+        self.pong = asyncio.Event()
+        self.pings = 0
+
+    async def request(self, method: str, params: Any) -> Any:
+        assert method == "ping"
+        self.pings += 1
+        await self.pong.wait()
+        return {}
 
     async def close(self) -> None:
         self.closed = True
@@ -139,5 +147,45 @@ def test_a_full_pool_waits_for_a_process_then_refuses() -> None:
         harness.pool.release(key)  # freed: the waiting call gets it
         got, _ = await asyncio.wait_for(waiter, 2)
         assert got == key
+
+    asyncio.run(go())
+
+
+def test_a_cancelled_calls_process_idles_only_after_a_ping_round_trip() -> None:
+    """`release(settle=True)` (the call was cancelled): the process is in no call and not idle
+    until its ping is answered (a question in flight from the cancelled call arrives before
+    the pong and finds no call); it still counts against the bound; then it idles. With
+    `settle=False` it idles at once, no ping."""
+    harness = Harness(Restart(), size=1)
+    harness.pool.link.timeout = 2  # type: ignore[misc]
+
+    async def go() -> None:
+        key, client = await harness.pool.acquire("A", {})
+        harness.pool.release(key, settle=True)
+        await _until(lambda: harness.made[0].pings == 1)
+        assert harness.pool.processes == 1  # settling: counted, not lent out
+        waiter = asyncio.ensure_future(harness.pool.acquire("A", {}))
+        await asyncio.sleep(0.1)
+        assert not waiter.done()
+        harness.made[0].pong.set()
+        got, again = await asyncio.wait_for(waiter, 2)
+        assert again is client and got == key
+        harness.pool.release(got)
+        assert harness.made[0].pings == 1 and harness.pool.processes == 1
+
+    asyncio.run(go())
+
+
+def test_a_cancelled_calls_process_that_does_not_answer_the_ping_is_let_go() -> None:
+    harness = Harness(Restart(), size=1)
+    harness.pool.link.timeout = 0.2  # type: ignore[misc]
+
+    async def go() -> None:
+        key, _ = await harness.pool.acquire("A", {})
+        harness.pool.release(key, settle=True)
+        await _until(lambda: harness.made[0].closed and harness.pool.processes == 0)
+        harness.pool.link.timeout = 2  # type: ignore[misc]
+        _, fresh = await harness.pool.acquire("A", {})
+        assert fresh is harness.made[1]
 
     asyncio.run(go())

@@ -9,6 +9,12 @@ bridged call at a time, and calls open at once get processes of their own (`proc
 declared, and kept idle for the next call of a client declaring the same). A call that finds
 every process busy waits for one up to the upstream's timeout, then gets -32000.
 
+A process whose call was cancelled (a replay round's run, an expired hold) goes back to the pool
+only after a `ping` round trip: stdio is one ordered stream, so a question the cancelled call
+had in flight arrives before the pong, while the process belongs to no call, and is refused
+there instead of being taken as the next call's. (An upstream that ignores the cancellation
+and asks later still could be; a conformant one stops.)
+
 Each process is supervised as the proxy's main stdio upstream is (gateway/supervise.py): its
 stderr is logged (configured env values masked), its exit is noticed at once (an idle one is
 dropped from the pool; the call on a busy one ends with -32603), and the next call starts a
@@ -64,6 +70,8 @@ class Pool:
         self._idle: list[_Process] = []
         self._busy: dict[str, _Process] = {}
         self._starting = 0
+        self._settling = 0
+        self._closed = False
         self._freed = asyncio.Condition()
         self._ids = itertools.count(1)
         self._failures = 0
@@ -74,7 +82,7 @@ class Pool:
     @property
     def processes(self) -> int:
         """Processes running (idle or in a call) or being started."""
-        return len(self._idle) + len(self._busy) + self._starting
+        return len(self._idle) + len(self._busy) + self._starting + self._settling
 
     def pids(self) -> list[int]:
         """The pids of the processes running (for tests and operators)."""
@@ -161,18 +169,43 @@ class Pool:
             self._idle.remove(proc)
             self._retire(proc)
 
-    def release(self, key: str, *, broken: bool = False) -> None:
+    def release(self, key: str, *, broken: bool = False, settle: bool = False) -> None:
         """The bridged call on process `key` ended: the process idles for the next call (or
-        is let go when it failed or ended)."""
+        is let go when it failed or ended; with `settle`, once a ping has come back)."""
         proc = self._busy.pop(key, None)
         if proc is None:
             return
         ended = proc.watcher is None or proc.watcher.done()
         if broken or ended:
             self._retire(proc)
+        elif settle:
+            self._settling += 1
+            self._background(self._settle(proc))
+            return
         else:
             self._idle.append(proc)
         self._background(self._notify())
+
+    async def _settle(self, proc: _Process) -> None:
+        """Back to the pool once the process answers a ping (what it sent before is read by
+        then); one that does not answer within the upstream's timeout is let go."""
+        try:
+            async with asyncio.timeout(self.link.timeout):
+                await proc.client.request("ping", {})
+        except asyncio.CancelledError:
+            self._settling -= 1
+            self._retire(proc)
+            raise
+        except Exception:
+            self._settling -= 1
+            self._retire(proc)
+        else:
+            self._settling -= 1
+            if not self._closed and proc.watcher is not None and not proc.watcher.done():
+                self._idle.append(proc)
+            else:
+                self._retire(proc)
+        await self._notify()
 
     async def _notify(self) -> None:
         async with self._freed:
@@ -195,6 +228,7 @@ class Pool:
             log.debug("closing a bridge process: %s", task.exception())
 
     async def close(self) -> None:
+        self._closed = True
         procs = [*self._idle, *self._busy.values()]
         self._idle, self._busy = [], {}
         for proc in procs:

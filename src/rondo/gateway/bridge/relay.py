@@ -217,15 +217,19 @@ class Bridge:
             _RELAYING.set(cast(Any, RoundLog(flow)))
             # Whom the call is made for (`upstream_auth` exchanges that caller's token).
             CALLER.set(ctx.auth if isinstance(ctx.auth, Principal) else None)
+            cancelled = False
             try:
                 return await client.resume(PendingCall(method=method, params=dict(params)), {},
                                            manual=True, on_progress=progress)
             except (ClientError, OSError):
                 self.sessions.drop(key, client)
                 raise
+            except asyncio.CancelledError:
+                cancelled = True  # the upstream may still have a question in flight
+                raise
             finally:
                 self.sessions.flows.get(key, set()).discard(flow)
-                self.sessions.release(key, client)
+                self.sessions.release(key, client, cancelled=cancelled)
 
         flow.ctx = ctx
         flow.start(call())

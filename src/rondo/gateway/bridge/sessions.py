@@ -110,12 +110,13 @@ class Sessions:
                 await client.close()
             raise McpError(-32603, "upstream unavailable") from None
 
-    def release(self, key: str, client: Client) -> None:
+    def release(self, key: str, client: Client, *, cancelled: bool = False) -> None:
         """The call on `client` ended: a per-call session is closed (in the background), a
-        stdio process goes back to its pool."""
+        stdio process goes back to its pool (after a ping round trip when the call was
+        cancelled, bridge/pool.py)."""
         if self.pool is not None and key.startswith("proc-"):
             self.flows.pop(key, None)
-            self.pool.release(key)
+            self.pool.release(key, settle=cancelled)
         elif key.startswith("call-"):
             self.flows.pop(key, None)
             self.drop(key, client)
