@@ -12,7 +12,8 @@ of the one below plus its own work:
 - `transport`: `HttpTransport.request` (the envelope's JSON, headers, the answer decoded);
 - `client`: `Client.resume(PendingCall, manual=True)`, as `gateway/proxy.py`'s relay calls it.
 
-Prints CPU µs per call for each (best of 5 x N); `--only LAYER` runs one of the last three
+Runs on uvloop, the loop `rondo proxy` serves on (`--asyncio`: the stdlib's). Prints CPU µs per
+call for each (best of 5 x N); `--only LAYER` runs one of the last three
 (`bash benchmarks/link_instructions.sh LAYER` counts its instructions under callgrind);
 `--profile LAYER` adds a cProfile of that
 layer timed by process CPU (not wall time: a loopback send on a shared core shows the
@@ -164,7 +165,12 @@ def main() -> None:
     try:
         wait_http_ready(port, up)
         figures = {} if "--only" in sys.argv else {"socket": socket_layer(port, n)}
-        figures.update(asyncio.run(layers(port, n, profile)))
+        if "--asyncio" in sys.argv:  # the stdlib loop; by default uvloop, as `rondo proxy` runs
+            figures.update(asyncio.run(layers(port, n, profile)))
+        else:
+            import uvloop
+
+            figures.update(uvloop.run(layers(port, n, profile)))
         for layer, us in figures.items():
             print(f"{layer:10s} {us:6.1f} us CPU per call (best of 5 x {n})")
     finally:

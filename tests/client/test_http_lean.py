@@ -226,3 +226,34 @@ def test_resume_raw_gives_the_result_dict_and_the_deadline_still_ends_a_silent_c
             silent.set()
 
     run(reply, go)
+
+
+def test_resume_manual_pauses_on_input_required_and_refuses_a_malformed_one() -> None:
+    from rondo.client import InputRequiredError
+
+    asked = {"resultType": "input_required", "requestState": "s1",
+             "inputRequests": {"q": {"method": "elicitation/create", "params": {}}}}
+
+    async def reply(message: dict[str, Any], head: bytes, n: int) -> bytes:
+        if message["params"]["name"] == "bad":
+            return answer(result_of(message, {"resultType": "input_required",
+                                              "inputRequests": {"q": 5}}))
+        return answer(result_of(message, asked))
+
+    async def go(url: str, heads: list[bytes]) -> None:
+        async with Client(lean(url), protocol=V) as client:
+            client._tool_headers.update({"ask": [], "bad": []})
+            client._tools_listed = True
+            call = PendingCall(method="tools/call", params={"name": "ask", "arguments": {}},
+                               rounds=2)
+            paused = await client.resume(call, {}, manual=True, raw=True)
+            assert isinstance(paused, PendingCall)
+            assert paused.request_state == "s1" and paused.rounds == 3
+            assert paused.input_requests == asked["inputRequests"]
+            assert paused.params == call.params
+            bad = PendingCall(method="tools/call", params={"name": "bad", "arguments": {}})
+            with pytest.raises(InputRequiredError, match="malformed") as caught:
+                await client.resume(bad, {}, manual=True)
+            assert caught.value.rounds == 1
+
+    run(reply, go)

@@ -31,6 +31,7 @@ from rondo.client.loop import (
     INPUT_REQUIRED,
     Unanswerable,
     drive,
+    read_interim,
     result_type,
     retry_params,
 )
@@ -599,8 +600,20 @@ class Client:
                 raise InputRequiredError("unanswerable", str(exc), last_result=None, rounds=pending.rounds) from None
         result = await self._rpc(method, retry_params(pending.params, responses, pending.request_state),
                                  on_progress=on_progress, headers=headers)
-        if manual and result.get("resultType", COMPLETE) == COMPLETE:  # the usual relayed answer
-            return result if raw else convert(result, RESULT_TYPES[method], f"{method} result")
+        if manual:  # a relay's round: the usual answers without the finishing layers
+            kind = result.get("resultType", COMPLETE)
+            if kind == COMPLETE:
+                return result if raw else convert(result, RESULT_TYPES[method], f"{method} result")
+            if kind == INPUT_REQUIRED:  # never an extension's (the constructor refuses it)
+                rounds = pending.rounds + 1
+                try:
+                    requests, state = read_interim(result)
+                except ValueError as exc:
+                    raise InputRequiredError(
+                        "malformed", f"server sent a malformed input_required result: {exc}",
+                        last_result=result, rounds=rounds) from None
+                return PendingCall(method=method, params=pending.params, input_requests=requests,
+                                   request_state=state, rounds=rounds)
         send = self._sender(method, on_progress, headers)
         done = await finish(self, method, pending.params, result, pending.rounds + 1, manual, send, raw=raw)
         return done
