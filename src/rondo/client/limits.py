@@ -3,8 +3,13 @@ requests, questions per round. Defaults are in docs/limits.md."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
+
+from .transports import is_server_request
 
 # A whole HTTP answer (JSON body) and one SSE event; stdio caps lines at the same size.
 DEFAULT_MAX_RESPONSE = 64 * 1024 * 1024
@@ -64,3 +69,41 @@ def callback_failure(message: dict[str, Any]) -> dict[str, Any]:
               exc_info=True)
     return {"jsonrpc": "2.0", "id": message.get("id"),
             "error": {"code": -32603, "message": f"Client error (reference {ref})"}}
+
+
+async def answer_incoming(gate: ServerRequestGate, message: dict[str, Any], request: bool,
+                          on_incoming: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]],
+                          send: Callable[[dict[str, Any]], Awaitable[None]],
+                          quiet: type[Exception] = Exception) -> None:
+    """Run the client's callback for one message the server sent unasked. A server request
+    (one `gate` admitted) gets the callback's reply, or `callback_failure`'s when the callback
+    broke, through `send` (a `quiet` failure there is dropped: the server is going away), and
+    gives its place in the gate back; a notification's callback runs alike, nothing is sent."""
+    try:
+        try:
+            reply = await on_incoming(message)
+        except Exception:  # a bug in a callback must not kill the reader
+            reply = callback_failure(message)
+        if reply is not None and request:
+            with contextlib.suppress(quiet):
+                await send(reply)
+    finally:
+        if request:
+            gate.release()
+
+
+async def take_incoming(gate: ServerRequestGate, message: dict[str, Any],
+                        on_incoming: Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]],
+                        send: Callable[[dict[str, Any]], Awaitable[None]],
+                        tasks: set[asyncio.Task[Any]], quiet: type[Exception] = Exception) -> None:
+    """A request or notification the server sent, taken off a transport's reader: a request
+    beyond `gate`'s bound is refused at once, before reading on (a flood paces itself);
+    otherwise `answer_incoming` runs in a task of its own, kept in `tasks` until it ends."""
+    request = is_server_request(message)
+    if request and not gate.admit():
+        with contextlib.suppress(quiet):
+            await send(gate.refusal(message))
+        return
+    task = asyncio.create_task(answer_incoming(gate, message, request, on_incoming, send, quiet))
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)

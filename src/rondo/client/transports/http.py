@@ -26,7 +26,7 @@ from rondo.client.limits import (
     DEFAULT_MAX_RESPONSE,
     DEFAULT_MAX_SERVER_REQUESTS,
     ServerRequestGate,
-    callback_failure,
+    answer_incoming,
     positive,
 )
 from rondo.client.transports import Incoming, Json, is_response, is_server_request
@@ -428,15 +428,7 @@ class HttpTransport:
 
     async def _answer_server_request(self, message: Json) -> None:
         assert self._on_incoming is not None
-        try:
-            try:
-                reply = await self._on_incoming(message)
-            except Exception:
-                reply = callback_failure(message)
-            if reply is not None:
-                await self._send_quietly(reply)
-        finally:
-            self._gate.release()
+        await answer_incoming(self._gate, message, True, self._on_incoming, self._send_quietly)
 
     async def _send_quietly(self, message: Json) -> None:
         with contextlib.suppress(Exception):

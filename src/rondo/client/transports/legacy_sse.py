@@ -28,10 +28,10 @@ from rondo.client.limits import (
     DEFAULT_MAX_EVENT,
     DEFAULT_MAX_SERVER_REQUESTS,
     ServerRequestGate,
-    callback_failure,
     positive,
+    take_incoming,
 )
-from rondo.client.transports import Incoming, Json, answered, is_response, is_server_request
+from rondo.client.transports import Incoming, Json, answered, is_response
 from rondo.client.transports.sse import SseParser, bounded_lines, events
 
 from ...wire.errors import DECODE_ERRORS
@@ -192,26 +192,6 @@ class SseTransport:
             return
         if "method" not in message:
             raise ProtocolError("server sent a message that is neither a response nor a request")
-        request = is_server_request(message)
-        if request and not self._gate.admit():
-            with contextlib.suppress(Exception):
-                await self._post(self._gate.refusal(message))
-            return
-        task = asyncio.create_task(self._incoming(message, request))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _incoming(self, message: Json, request: bool) -> None:
         assert self._on_incoming is not None
-        try:
-            try:
-                reply = await self._on_incoming(message)
-            except Exception:
-                reply = callback_failure(message)
-            if reply is not None and request:
-                with contextlib.suppress(Exception):
-                    await self._post(reply)
-        finally:
-            if request:
-                self._gate.release()
+        await take_incoming(self._gate, message, self._on_incoming, self._post, self._tasks)
 

@@ -22,9 +22,9 @@ from rondo.client.limits import (
     DEFAULT_MAX_SERVER_REQUESTS,
     EXIT_GRACE,
     ServerRequestGate,
-    callback_failure,
+    take_incoming,
 )
-from rondo.client.transports import Incoming, Json, answered, is_response, is_server_request
+from rondo.client.transports import Incoming, Json, answered, is_response
 
 from ...wire.errors import DECODE_ERRORS
 
@@ -244,26 +244,6 @@ class StdioTransport:
         if "method" not in message:
             self._fail_all(ProtocolError("server wrote a message that is neither a response nor a request"))
             return
-        request = is_server_request(message)
-        if request and not self._gate.admit():
-            # Answered before reading on, so a flood paces itself instead of piling up tasks.
-            with contextlib.suppress(TransportError):
-                await self._write(self._gate.refusal(message))
-            return
-        task = asyncio.create_task(self._incoming(message, request))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _incoming(self, message: Json, request: bool = False) -> None:
         assert self._on_incoming is not None
-        try:
-            try:
-                reply = await self._on_incoming(message)
-            except Exception:  # a bug in a callback must not kill the reader
-                reply = callback_failure(message)
-            if reply is not None and request:
-                with contextlib.suppress(TransportError):
-                    await self._write(reply)
-        finally:
-            if request:
-                self._gate.release()
+        await take_incoming(self._gate, message, self._on_incoming, self._write, self._tasks,
+                            TransportError)
