@@ -148,9 +148,12 @@ def test_user_state_of_a_mounted_child_is_its_own(protocol: str) -> None:
             assert (await alone.call_tool("remember", {"value": "w"})).text == "a: y"
 
     children = {"a": user_child("a", one), "b": user_child("b", two)}
-    mount(parent, children["a"], namespace="a")
-    mount(parent, children["b"], namespace="b")
+    mounts = [mount(parent, children[name], namespace=name) for name in ("a", "b")]
     asyncio.run(go())
+    for made in mounts:
+        made.unmount()
+    own_call = parent.context_calls["user_state"]  # the parent's own again, not a router
+    assert getattr(own_call, "__self__", None) is parent.extensions["dev.rondo/user-state"]
 
 
 @pytest.mark.parametrize("protocol", ERAS)
@@ -168,8 +171,9 @@ def test_user_state_installed_on_the_child_only_serves_it_in_the_parent(protocol
             assert (await alone.call_tool("remember", {"value": "y"})).text == "a: x"
 
     asyncio.run(go())
-    made.unmount()  # what the mount installed goes with it
+    made.unmount()  # what the mount installed goes with it, its context-call router too
     assert "dev.rondo/user-state" not in parent.extensions
+    assert "user_state" not in parent.context_calls
 
 
 # -- 4. unmount, and extensions installed after mounting -----------------------------------------
@@ -248,6 +252,7 @@ def test_an_extension_installed_on_the_child_after_mounting_is_carried(protocol:
     asyncio.run(go())
     child.remove_extension("dev.rondo/user-state")  # and removed from it: gone from the parent
     assert "dev.rondo/user-state" not in parent.extensions
+    assert "user_state" not in parent.context_calls
     made.unmount()
 
 

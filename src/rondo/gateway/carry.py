@@ -67,6 +67,7 @@ class Carrier:
         self.owner = owner
         self.entries: dict[str, _Entry] = {}
         self.routers: dict[str, Callable[..., Any]] = {}
+        self.children: dict[str, Server] = {}  # namespace -> a child whose calls are routed
 
     @classmethod
     def of(cls, parent: Server, owner: Owner) -> Carrier:
@@ -125,7 +126,7 @@ class Carrier:
             raise ValueError(f"server {child.name!r} and server {parent.name!r} each install "
                              f"their own {name!r} extension; install the same instance on both")
         entry.members[namespace] = extension
-        self._route(child)
+        self._route(namespace, child)
 
     def rejoin(self, namespace: str) -> None:
         """A child's catalog changed (its resources): merged extensions take it in again."""
@@ -137,6 +138,8 @@ class Carrier:
 
     def release(self, namespace: str, extension: Any = None) -> None:
         """A child leaves (all of its extensions, or just `extension`, removed from it)."""
+        if extension is None:
+            self.children.pop(namespace, None)
         for name, entry in list(self.entries.items()):
             member = entry.members.get(namespace)
             if member is None or (extension is not None and member is not extension):
@@ -145,6 +148,7 @@ class Carrier:
             if entry.merged:
                 entry.instance.leave(namespace)
             self._drop_if_unused(name, entry)
+        self._unroute()
 
     def _drop_if_unused(self, name: str, entry: _Entry) -> None:
         if entry.members or entry.own:
@@ -163,11 +167,24 @@ class Carrier:
 
     # -- context calls --------------------------------------------------------------------------
 
-    def _route(self, child: Server) -> None:
+    def _route(self, namespace: str, child: Server) -> None:
+        self.children[namespace] = child
         for call in child.context_calls:
             if call not in self.routers:
                 self.routers[call] = self._router(call)
             self.parent.context_calls[call] = self.routers[call]
+
+    def _unroute(self) -> None:
+        """A router no mounted child needs any more gives the parent's own call back."""
+        wanted = {call for child in self.children.values() for call in child.context_calls}
+        for call in [c for c in self.routers if c not in wanted]:
+            router = self.routers.pop(call)
+            if self.parent.context_calls.get(call) is router:
+                own = _own_call(self.parent, call)
+                if own is None:
+                    del self.parent.context_calls[call]
+                else:
+                    self.parent.context_calls[call] = own
 
     def _router(self, call: str) -> Callable[..., Any]:
         parent = self.parent
