@@ -178,3 +178,31 @@ def test_a_mounted_proxy_relays_under_its_new_name_and_a_guard_still_refuses(
                         assert (await client.call_tool("up_echo", {"text": "hi"})).text == "hi"
 
             asyncio.run(go())
+
+
+@pytest.mark.parametrize("first", ["lane", "general"])
+def test_a_round_sealed_on_one_path_is_answered_on_the_other(first: str) -> None:
+    # The lane seals a relayed round without question digests, the general path with them:
+    # either retry opens either state (a proxy given middleware between two rounds, a fleet
+    # mid-upgrade).
+    with served(upstream_server().asgi()) as (url, _):
+        front = rondo.proxy(url)
+        with served(front.asgi()) as (front_url, _):
+            tool = front.tools["color"]
+            relay = tool.relay
+
+            async def go() -> Any:
+                async with Client(front_url, protocol="2026-07-28", on_elicit=blue) as client:
+                    tool.relay = relay if first == "lane" else None
+                    asked = await client.request("tools/call", {"name": "color"})
+                    assert asked["resultType"] == "input_required"
+                    tool.relay = None if first == "lane" else relay
+                    key = next(iter(asked["inputRequests"]))
+                    return await client.request("tools/call", {
+                        "name": "color", "requestState": asked["requestState"],
+                        "inputResponses": {key: {"action": "accept",
+                                                 "content": {"color": "blue"}}}})
+
+            done = asyncio.run(go())
+    assert done["resultType"] == "complete"
+    assert done["content"] == [{"type": "text", "text": "color=blue"}]
