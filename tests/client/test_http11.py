@@ -494,3 +494,40 @@ def test_a_large_request_body_is_written_whole() -> None:
 
     asyncio.run(main())
     assert seen == [5_000_000]
+
+
+def test_a_repeated_head_is_parsed_once_and_each_answer_gets_its_own_headers() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        if n <= 3:
+            writer.write(b"HTTP/1.1 200 OK\r\nX-Same: 1\r\nContent-Length: 2\r\n\r\nok")
+        elif n == 4:  # long: never kept
+            writer.write(b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 600 + b"\r\nContent-Length: 2\r\n\r\nok")
+        else:  # a different length each time: the memo stays bounded
+            body = b"x" * n
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+        return True
+
+    async def main() -> None:
+        server, url, opened = await serve(script)
+        pool = Http11Pool()
+        try:
+            first = await pool.post(url, {}, b"{}")
+            assert len(pool._heads) == 1
+            first.headers["x-same"] = "changed"  # an answer's headers are its own
+            for _ in range(2):
+                again = await pool.post(url, {}, b"{}")
+                assert dict(again.headers) == {"x-same": "1", "content-length": "2"}
+                assert again.whole == b"ok"
+            assert len(pool._heads) == 1
+            long = await pool.post(url, {}, b"{}")
+            assert long.headers["X-Long"] == "a" * 600 and len(pool._heads) == 1
+            for n in range(5, 200):
+                response = await pool.post(url, {}, b"{}")
+                assert response.whole == b"x" * n
+                assert len(pool._heads) <= 64
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())

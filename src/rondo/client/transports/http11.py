@@ -109,6 +109,9 @@ class Http11Pool(httpx.AsyncBaseTransport):
         self._ssl: ssl.SSLContext | None = None
         self._targets: dict[str, tuple[Origin, bytes]] = {}
         self._lines: dict[tuple[str, str], bytes] = {}  # (name, value): its checked line
+        # A final response head (its bytes) -> what parse_head made of it: an upstream's
+        # answers mostly repeat their heads, Content-Length included.
+        self._heads: dict[bytes, tuple[int, LeanHeaders, bytes]] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -175,6 +178,7 @@ class Http11Pool(httpx.AsyncBaseTransport):
                         request: httpx.Request | None, whole: int) -> LeanResponse:
         """Send one request (all its bytes) and read the head of its answer: its status, its
         headers and its body's stream (the body itself too, when known and within `whole`)."""
+        heads = self._heads
         for attempt in (0, 1):
             conn = self._take(origin) if attempt == 0 else None
             reused = conn is not None
@@ -185,8 +189,16 @@ class Http11Pool(httpx.AsyncBaseTransport):
                 await conn.write(message)
                 while True:
                     raw = await conn.readuntil(b"\r\n\r\n", _MAX_HEAD)
+                    known = heads.get(raw)
+                    if known is not None:  # a head this pool parsed before, byte for byte
+                        status, headers, version = known[0], LeanHeaders(known[1]), known[2]
+                        break
                     status, headers, version = parse_head(raw[:-4])
                     if not 100 <= status < 200 or status == 101:
+                        if len(raw) <= 512:  # a bounded memo of short final heads
+                            if len(heads) >= 64:
+                                heads.clear()
+                            heads[raw] = (status, LeanHeaders(headers), version)
                         break  # a final answer (1xx interim ones skipped)
                 stream = _Body(self, origin, conn, request, status, headers, version)
                 length = stream.length
