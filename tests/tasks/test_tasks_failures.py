@@ -13,6 +13,7 @@ import rondo  # noqa: E402
 from rondo import sampling  # noqa: E402
 from rondo.tasks import TaskCancelled  # noqa: E402
 from tests.helpers.helpers_core import ALL_CAPS, INTERNAL_ERROR, INVALID_PARAMS, MISSING_CAPABILITY  # noqa: E402
+from tests.helpers.polling import until  # noqa: E402
 from tests.helpers.tasks_helpers import TASKS, Peer, accept, form  # noqa: E402
 
 TEAPOT = -32042  # an application error code of the tool's own
@@ -50,6 +51,7 @@ def make_server() -> tuple[rondo.Server, list[str]]:
 
     @server.tool(task="optional")
     async def slow_to_start(ctx: rondo.Context) -> str:
+        events.append("waiting to start the task")
         try:
             await asyncio.sleep(10)
         except asyncio.CancelledError:
@@ -161,13 +163,11 @@ def test_a_client_that_leaves_before_the_task_exists_stops_the_handler() -> None
     async def go() -> None:
         peer = Peer(server)
         call = asyncio.ensure_future(peer.tool("slow_to_start"))
-        await asyncio.sleep(0.1)
+        await until(lambda: events, 5, "the handler never ran")  # not slept on: it is running
         call.cancel()
         await asyncio.gather(call, return_exceptions=True)
-        async with asyncio.timeout(5):
-            while not events:
-                await asyncio.sleep(0.01)
-        assert events == ["stopped before the task"]
+        await until(lambda: len(events) == 2, 5, "the handler was never stopped")
+        assert events == ["waiting to start the task", "stopped before the task"]
 
     run(go())
 
