@@ -234,9 +234,12 @@ def test_an_update_sent_while_the_upstream_stream_is_reopened_is_not_missed() ->
     with served(bodies) as (url, _):
         front = rondo.proxy(url, upstream_protocol="2026-07-28", timeout=10.0)
 
+        fired: list[list[str]] = []
+
         def at_reopen(method: str, params: dict[str, Any]) -> None:
             wanted = (params.get("notifications") or {}).get("resourceSubscriptions") or []
             if method == "subscriptions/listen" and "note://b" in wanted:
+                fired.append(list(wanted))
                 up.notify_resource_updated("note://a")  # before the new stream exists
 
         async def go() -> None:
@@ -255,7 +258,11 @@ def test_an_update_sent_while_the_upstream_stream_is_reopened_is_not_missed() ->
                     bodies.before = at_reopen
                     async with client.listen(resource_uris=["note://b"]):
                         # bound generous for a loaded machine; the update is sent once only
-                        got = await asyncio.wait_for(heard.get(), 30)
+                        try:
+                            got = await asyncio.wait_for(heard.get(), 30)
+                        except TimeoutError:
+                            raise AssertionError(f"missed; hook fired for {fired}, upstream "
+                                                 f"listens {bodies.listens()}") from None
                         assert got["params"]["uri"] == "note://a"
                 finally:
                     pumping.cancel()

@@ -9,9 +9,10 @@ to `Server.notify_resource_updated`, which tells the proxy's subscribers on eith
 Downstream subscribers are counted per URI: a 2025-11-25 session (until it unsubscribes or
 closes) and each 2026-07-28 listen stream (while it lasts). When the last one goes, the proxy
 unsubscribes upstream (`resources/unsubscribe`, or the listen stream reopened without the URI).
-A 2026-07-28 upstream's stream is reopened make-before-break (`follow_listen`): the new stream
-is acknowledged before the old one closes, so an update sent meanwhile reaches one of them (it
-may reach both: an update says "read again", so twice is harmless). At most `MAX_WATCHED` URIs
+A 2026-07-28 upstream's stream is reopened make-before-break (`follow_listen`): the old stream
+closes `GRACE` seconds after the new one is acknowledged, so an update sent meanwhile reaches
+one of them, even one sent on the old stream just before the new one was registered and still
+on its way (it may reach both: an update says "read again", so twice is harmless). At most `MAX_WATCHED` URIs
 are subscribed upstream at once.
 """
 
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from .proxy import Upstream
 
 MAX_WATCHED = 1024  # URIs one upstream is subscribed to at most
+# Seconds a replaced listen stream stays open after its successor is acknowledged: an update
+# the upstream sent on it just before may still be on its way (another connection).
+GRACE = 1.0
 log = logging.getLogger("rondo.gateway")
 _LISTS = {"notifications/tools/list_changed": "tools",
           "notifications/prompts/list_changed": "prompts",
@@ -178,9 +182,10 @@ async def unwatch(link: Upstream, uri: str) -> None:
 async def follow_listen(link: Upstream, client: Any, wanted: list[str],
                         redo: Callable[[str], Awaitable[None]]) -> None:
     """A 2026-07-28 upstream's list changes and resource updates on one listen stream, opened
-    again whenever the URIs to watch change: the new stream is acknowledged before the old one
-    closes. Returns when a stream ends or cannot be opened."""
+    again whenever the URIs to watch change: the old stream closes `GRACE` seconds after the
+    new one is acknowledged. Returns when a stream ends or cannot be opened."""
     current: tuple[Any, asyncio.Task[None]] | None = None
+    closing: set[asyncio.Task[None]] = set()
     try:
         while True:
             rewatch = link.rewatch = asyncio.Event()
@@ -198,7 +203,11 @@ async def follow_listen(link: Upstream, client: Any, wanted: list[str],
                 log.warning("upstream %s: list changes not followed: %s", link.identity, exc)
                 return
             old, current = current, (stream, asyncio.ensure_future(_consume(stream, redo)))
-            await _closed(old)  # only now: an update sent while reopening reaches the new one
+            if old is not None:  # only now, and after a grace: what the upstream sent on the
+                # old stream before the new one was registered may still be on its way
+                task = asyncio.ensure_future(_closed(old, after=GRACE))
+                closing.add(task)
+                task.add_done_callback(closing.discard)
             waiter = asyncio.ensure_future(rewatch.wait())
             try:
                 await asyncio.wait({current[1], waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -211,6 +220,8 @@ async def follow_listen(link: Upstream, client: Any, wanted: list[str],
                                 reader.exception())
                 return
     finally:
+        for task in list(closing):
+            task.cancel()  # closes its stream at once (`_closed`'s finally)
         await _closed(current)
 
 
@@ -221,12 +232,17 @@ async def _consume(stream: Any, redo: Callable[[str], Awaitable[None]]) -> None:
             await redo(what)
 
 
-async def _closed(current: tuple[Any, asyncio.Task[None]] | None) -> None:
+async def _closed(current: tuple[Any, asyncio.Task[None]] | None, *, after: float = 0.0) -> None:
+    """End a listen stream (after `after` seconds: cancelled meanwhile, at once)."""
     if current is None:
         return
     stream, reader = current
-    reader.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await reader
-    with contextlib.suppress(Exception):
-        await stream.__aexit__(None, None, None)
+    try:
+        if after:
+            await asyncio.sleep(after)
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await reader
+        with contextlib.suppress(Exception):
+            await stream.__aexit__(None, None, None)
