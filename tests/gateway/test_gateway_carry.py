@@ -27,7 +27,11 @@ def by_name(ctx: Any) -> str | None:
 
 
 def task_upstream(label: str) -> rondo.Server:
-    up = rondo.Server(f"{label}-upstream")
+    return task_tools(rondo.Server(f"{label}-upstream"), label)
+
+
+def task_tools(up: rondo.Server, label: str) -> rondo.Server:
+    """`slow` and `delete` (a task asking a question) on `up`, answering under `label`."""
 
     @up.tool(task="optional")
     async def slow(seconds: float, ctx: rondo.Context) -> str:
@@ -684,3 +688,93 @@ def test_mounted_proxies_relay_task_notifications_each_from_its_own_upstream() -
                     assert done == {ids["east"]: "east slept 0.3", ids["west"]: "west slept 0.3"}
 
             asyncio.run(go())
+
+
+# -- a proxy's relayed tasks beside rondo's own tasks on one parent ----------------------------
+
+
+@pytest.mark.parametrize(("tasks_of", "proxy"), [
+    ("child", "last"),    # the child's tasks extension, shared, then adopted by the proxies' hub
+    ("child", "first"),   # the child's tasks extension joining the hub already there
+    ("parent", "last"),   # the parent's own, adopted, and given back at unmount
+    ("default", "first"),  # nobody's: the registered default, made by the hub when needed
+])
+def test_a_parent_runs_its_own_and_a_childs_tasks_beside_a_mounted_proxys(
+        tasks_of: str, proxy: str) -> None:
+    from rondo.tasks import Tasks
+
+    east = Recorder(task_upstream("east").asgi())
+    with served(east) as (east_url, _):
+        parent = task_tools(rondo.Server("parent", state=StatePolicy(principal=by_name)), "home")
+        child = task_tools(rondo.Server("kid"), "kid")
+        own = Tasks()
+        if tasks_of == "child":
+            child.extension(own)
+        elif tasks_of == "parent":
+            parent.extension(own)
+        front = rondo.proxy(east_url)
+        if proxy == "first":
+            proxied = mount(parent, front, namespace="east")
+        mount(parent, child, namespace="kid")
+        if proxy == "last":
+            proxied = mount(parent, front, namespace="east")
+        names = {"home": "slow", "kid": "kid_slow", "east": "east_slow"}
+        with served(parent.asgi()) as (url, _):
+
+            async def go() -> None:
+                loop = asyncio.get_running_loop()
+                async with Client(url, name="alice", tasks=True, on_elicit=yes) as client:
+                    found = await client.discover()
+                    assert TASKS in found.capabilities["extensions"]
+                    ids = {}
+                    for label, tool in names.items():
+                        raw = await client.call_raw(tool, {"seconds": 0.3})
+                        assert raw["resultType"] == "task", label
+                        ids[label] = raw["taskId"]
+                    assert ids["east"].startswith("t1.") and not ids["home"].startswith("t1.")
+                    # one listen stream follows all three, each from where it runs
+                    async with client.listen(task_ids=list(ids.values())) as sub:
+                        assert sorted(sub.acknowledged["taskIds"]) == sorted(ids.values())
+                        done: dict[str, str] = {}
+                        deadline = loop.time() + 10
+                        while len(done) < 3:
+                            note = await asyncio.wait_for(sub.__anext__(),
+                                                          deadline - loop.time())
+                            params = note["params"]
+                            assert params["taskId"] in ids.values()
+                            if params["status"] == "completed":
+                                done[params["taskId"]] = params["result"]["content"][0]["text"]
+                    assert done == {ids[label]: f"{label} slept 0.3" for label in names}
+                    for label, task_id in ids.items():  # polled (tasks/get)
+                        handle = client.task(task_id)
+                        assert (await handle.wait()).text == f"{label} slept 0.3"
+                        assert handle.last["taskId"] == task_id
+                    # updated: each task's question answered with tasks/update where it runs
+                    for label in names:
+                        tool = names[label].replace("slow", "delete")
+                        raw = await client.call_raw(tool, {"filename": "a.txt"})
+                        assert raw["resultType"] == "task"
+                        done_text = (await client.task(raw["taskId"]).wait()).text
+                        assert done_text == f"{label} deleted a.txt"
+                    # cancelled
+                    for label, tool in names.items():
+                        raw = await client.call_raw(tool, {"seconds": 30})
+                        handle = client.task(raw["taskId"])
+                        await handle.cancel()
+                        deadline = loop.time() + 10
+                        while (await handle.get())["status"] != "cancelled":
+                            assert loop.time() < deadline, (label, handle.last)
+                            await asyncio.sleep(0.05)
+                    # a forged proxy id and an unknown id: not found, by either
+                    head, up_id, kid, mac = ids["east"].split(".")
+                    before = len(upstream_posts(east, "tasks/get"))
+                    for bad in (f"{head}.{up_id}x.{kid}.{mac}", "nope"):
+                        with pytest.raises(rondo.McpError, match="Task not found"):
+                            await client.task(bad).get()
+                    assert len(upstream_posts(east, "tasks/get")) == before
+
+            asyncio.run(go())
+        assert upstream_posts(east, "tasks/update") and upstream_posts(east, "tasks/cancel")
+        proxied.unmount()
+        if tasks_of != "default":  # the adopted instance has its own place again
+            assert parent.extensions[TASKS] is own

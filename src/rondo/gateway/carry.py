@@ -36,13 +36,14 @@ Owner = Callable[[Any], "Server | None"]  # the mounted child whose component a 
 
 
 class _Entry:
-    __slots__ = ("instance", "own", "members", "merged")
+    __slots__ = ("instance", "own", "members", "merged", "adopted")
 
     def __init__(self, instance: Any, own: bool, merged: bool) -> None:
         self.instance = instance
         self.own = own  # the parent had it before any mount brought it
         self.members: dict[str, Any] = {}  # namespace -> the child's instance
         self.merged = merged
+        self.adopted: Any = None  # the parent's own instance a hub took in (given back later)
 
 
 def merges(extension: Any) -> bool:
@@ -53,6 +54,13 @@ def merges(extension: Any) -> bool:
 def joins(extension: Any) -> bool:
     """Does a child's instance join the parent's (rather than being shared)?"""
     return callable(getattr(extension, "hub", None))
+
+
+def adopts(hub: Any, extension: Any) -> bool:
+    """Can `hub` (a merging instance) also serve `extension`, an instance of the same name that
+    does not merge, as its own (a tasks relay hub running the server's own tasks)?"""
+    take = getattr(hub, "adopts", None)
+    return callable(take) and bool(take(extension))
 
 
 def carried(extension: Any) -> bool:
@@ -88,8 +96,10 @@ class Carrier:
             have = self.parent.extensions.get(name)
             if have is None or have is extension:
                 continue
-            if merges(have) and joins(extension):
+            if merges(have) and (joins(extension) or adopts(have, extension)):
                 continue  # `join` says whether the two fit (checked as it joins)
+            if joins(extension) and not merges(have) and adopts(extension.hub(), have):
+                continue  # the child's hub takes the parent's instance in (`_adopt`)
             raise ValueError(
                 f"server {child.name!r} and server {self.parent.name!r} each install their own "
                 f"{name!r} extension ({type(extension).__name__} and {type(have).__name__}); "
@@ -112,8 +122,11 @@ class Carrier:
                 parent.extension(instance)
                 entry = _Entry(instance, False, merges(instance))
             self.entries[name] = entry
+        if not entry.merged and joins(extension) and entry.instance is not extension \
+                and adopts(hub := extension.hub(), entry.instance):
+            entry = self._adopt(name, entry, hub)
         if entry.merged:
-            if not joins(extension):
+            if not joins(extension) and not adopts(entry.instance, extension):
                 raise ValueError(f"server {child.name!r}'s {name!r} extension "
                                  f"({type(extension).__name__}) cannot join the parent's "
                                  f"({type(entry.instance).__name__})")
@@ -127,6 +140,23 @@ class Carrier:
                              f"their own {name!r} extension; install the same instance on both")
         entry.members[namespace] = extension
         self._route(namespace, child)
+
+    def _adopt(self, name: str, entry: _Entry, hub: Any) -> _Entry:
+        """The parent's instance of `name` (its own, or one a child shared) is taken in by a
+        child's `hub`, which serves it beside what joins it; the parent's own comes back when
+        the hub serves it alone again (`_drop_if_unused`)."""
+        parent, old = self.parent, entry.instance
+        parent.remove_extension(name)
+        for holder in ([""] if entry.own else []) + list(entry.members):
+            hub.join(holder, old)
+        parent.extension(hub)
+        for call, router in self.routers.items():  # the hub's calls filed over them
+            parent.context_calls[call] = router
+        made = _Entry(hub, False, True)
+        made.members = dict(entry.members)
+        made.adopted = old if entry.own else None
+        self.entries[name] = made
+        return made
 
     def rejoin(self, namespace: str) -> None:
         """A child's catalog changed (its resources): merged extensions take it in again."""
@@ -151,6 +181,19 @@ class Carrier:
         self._unroute()
 
     def _drop_if_unused(self, name: str, entry: _Entry) -> None:
+        alone = getattr(entry.instance, "alone", None)
+        back = alone() if entry.merged and callable(alone) else None
+        if back is not None and all(m is back for m in entry.members.values()):
+            # A hub left serving only the instance it adopted: that one has its place back.
+            if self.parent.extensions.get(name) is entry.instance:
+                self.parent.remove_extension(name)
+            self.parent.extension(back)
+            for call, router in self.routers.items():
+                self.parent.context_calls[call] = router
+            made = _Entry(back, entry.adopted is back, False)
+            made.members = dict(entry.members)
+            self.entries[name] = made
+            entry = made
         if entry.members or entry.own:
             return
         del self.entries[name]

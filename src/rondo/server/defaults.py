@@ -24,13 +24,19 @@ def defaults_for(server: Server) -> list[Any]:
     wanted = [o for o in TOOL_OPTIONS if users[o] and o not in served]
     if not wanted:
         return []
+    return [default_of(option, users[option][0]) for option in wanted]
+
+
+def default_of(option: str, tool: str | None = None) -> Any:
+    """The default extension registered for tool option `option`, made: what `settle()`
+    installs, and what an extension that serves the option for others (the gateway's tasks
+    hub) runs a server's own tools with. RuntimeError when no package registers one."""
     from importlib.metadata import entry_points
 
     registered = {point.name: point for point in entry_points(group=GROUP)}
-    for option in wanted:
-        if option not in registered:
-            raise RuntimeError(
-                f"tool {users[option][0]!r} uses {option}=, which no installed extension serves and no "
-                f"package registers a default for ({GROUP!r} entry points): install one with "
-                "server.extension(...), or reinstall rondo (bash scripts/setup.sh --python)")
-    return [registered[option].load()() for option in wanted]
+    if option not in registered:
+        raise RuntimeError(
+            f"tool {tool or '?'!r} uses {option}=, which no installed extension serves and no "
+            f"package registers a default for ({GROUP!r} entry points): install one with "
+            "server.extension(...), or reinstall rondo (bash scripts/setup.sh --python)")
+    return registered[option].load()()
