@@ -143,10 +143,10 @@ def test_a_full_pool_waits_for_a_process_then_refuses() -> None:
         assert caught.value.code == -32000
         assert 0.25 < time.monotonic() - started < 2
         waiter = asyncio.ensure_future(harness.pool.acquire("A", {}))
-        await asyncio.sleep(0.05)
+        await _until(lambda: harness.pool.waiting == 1)  # blocked on the full pool
         harness.pool.release(key)  # freed: the waiting call gets it
         got, _ = await asyncio.wait_for(waiter, 2)
-        assert got == key
+        assert got == key and harness.pool.waiting == 0 and len(harness.made) == 1
 
     asyncio.run(go())
 
@@ -165,7 +165,7 @@ def test_a_cancelled_calls_process_idles_only_after_a_ping_round_trip() -> None:
         await _until(lambda: harness.made[0].pings == 1)
         assert harness.pool.processes == 1  # settling: counted, not lent out
         waiter = asyncio.ensure_future(harness.pool.acquire("A", {}))
-        await asyncio.sleep(0.1)
+        await _until(lambda: harness.pool.waiting == 1)  # the settling process is not lent
         assert not waiter.done()
         harness.made[0].pong.set()
         got, again = await asyncio.wait_for(waiter, 2)
@@ -187,5 +187,35 @@ def test_a_cancelled_calls_process_that_does_not_answer_the_ping_is_let_go() -> 
         harness.pool.link.timeout = 2  # type: ignore[misc]
         _, fresh = await harness.pool.acquire("A", {})
         assert fresh is harness.made[1]
+
+    asyncio.run(go())
+
+
+def test_a_failed_start_wakes_a_call_waiting_for_its_place() -> None:
+    """A call waiting on a full pool whose one place was a start that failed starts its own
+    process at once instead of waiting the upstream's timeout out and hearing 'all busy'."""
+    gate = asyncio.Event()
+    harness = Harness(Restart(first=0.01, most=0.01, attempts=5, steady=60), size=1)
+
+    async def connect(client: Any) -> None:
+        harness.connects.append(time.monotonic())
+        if len(harness.connects) == 1:
+            await gate.wait()
+            raise McpError(-32603, "upstream unavailable")
+
+    harness.pool._connect = connect
+    harness.pool.link.timeout = 5  # type: ignore[misc]
+
+    async def go() -> None:
+        first = asyncio.ensure_future(harness.pool.acquire("A", {}))
+        await _until(lambda: len(harness.connects) == 1)
+        second = asyncio.ensure_future(harness.pool.acquire("A", {}))
+        await _until(lambda: harness.pool.waiting == 1)
+        started = time.monotonic()
+        gate.set()
+        with pytest.raises(McpError, match="upstream unavailable"):
+            await first
+        key, client = await asyncio.wait_for(second, 2)
+        assert client is harness.made[1] and time.monotonic() - started < 1
 
     asyncio.run(go())

@@ -71,6 +71,7 @@ class Pool:
         self._busy: dict[str, _Process] = {}
         self._starting = 0
         self._settling = 0
+        self._waiting = 0
         self._closed = False
         self._freed = asyncio.Condition()
         self._ids = itertools.count(1)
@@ -83,6 +84,11 @@ class Pool:
     def processes(self) -> int:
         """Processes running (idle or in a call) or being started."""
         return len(self._idle) + len(self._busy) + self._starting + self._settling
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a process (the pool is full and none idles)."""
+        return self._waiting
 
     def pids(self) -> list[int]:
         """The pids of the processes running (for tests and operators)."""
@@ -116,12 +122,19 @@ class Pool:
                 if self._idle:  # full, but one idles for another capability set: its turn ends
                     self._retire(self._idle.pop(0))
                     break
-                await self._freed.wait()
+                self._waiting += 1
+                try:
+                    await self._freed.wait()
+                finally:
+                    self._waiting -= 1
             self._starting += 1
         try:
             proc = await self._start(caps, declared)
-        finally:
+        except BaseException:
             self._starting -= 1
+            self._background(self._notify())  # its place is free: a waiting call may start one
+            raise
+        self._starting -= 1
         self._busy[proc.key] = proc
         return proc.key, proc.client
 
