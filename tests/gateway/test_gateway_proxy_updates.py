@@ -293,3 +293,51 @@ def test_a_closed_legacy_session_releases_its_upstream_subscriptions(upstream_er
                 await _until(gone, "a closed session kept its upstream subscription")
 
         asyncio.run(go())
+
+
+def test_a_session_that_subscribes_again_and_again_is_chained_once() -> None:
+    """A 2025-11-25 session that subscribes, unsubscribes and subscribes again has its
+    on_close chained once, not once a cycle (the chain grew without bound and, a thousand
+    cycles on, closing the session overflowed the stack); closing it still unsubscribes."""
+    from types import SimpleNamespace
+
+    from rondo.gateway.updates import ResourceWatch
+
+    class Link:
+        identity = label = "fake"
+        client = None
+        rewatch = None
+
+        def __init__(self) -> None:
+            self.watched: set[str] = set()
+
+        async def watch(self, uri: str) -> None:
+            self.watched.add(uri)
+
+    class Session:
+        on_close: Any = None
+
+    link, session = Link(), Session()
+    watch = ResourceWatch(link)  # type: ignore[arg-type]
+
+    async def call_next(core: Any, req: Any) -> dict[str, Any]:
+        return {}
+
+    def req(uri: str) -> Any:
+        return SimpleNamespace(params={"uri": uri}, call=SimpleNamespace(session=session))
+
+    async def go() -> None:
+        await watch._subscribe(None, req("note://a"), call_next)  # type: ignore[arg-type]
+        chained = session.on_close
+        assert callable(chained) and link.watched == {"note://a"}
+        for _ in range(1500):
+            await watch._unsubscribe(None, req("note://a"), call_next)  # type: ignore[arg-type]
+            await watch._subscribe(None, req("note://a"), call_next)  # type: ignore[arg-type]
+        assert session.on_close is chained
+        session.on_close(session)
+        deadline = asyncio.get_running_loop().time() + 5
+        while watch.holders or link.watched:
+            assert asyncio.get_running_loop().time() < deadline, watch.holders
+            await asyncio.sleep(0.01)
+
+    asyncio.run(go())

@@ -60,6 +60,7 @@ class ResourceWatch(Chained):
         self.server: Server | None = None
         # Who holds each URI downstream: 2025-11-25 sessions, 2026-07-28 listen streams.
         self.holders: dict[str, set[Any]] = {}
+        self._tracked: set[Any] = set()  # 2025-11-25 sessions whose on_close is chained
         self._closing: set[asyncio.Task[None]] = set()
 
     def attach(self, server: Server) -> None:
@@ -119,11 +120,14 @@ class ResourceWatch(Chained):
 
     def _track(self, session: Any) -> None:
         """Release what a 2025-11-25 session holds when it closes (its `on_close`, chained)."""
-        if any(session in held for held in self.holders.values()):
-            return  # chained already, at its first subscription
+        if session in self._tracked:
+            return  # chained already, at its first subscription (once, however often it
+            # unsubscribes and subscribes again: the chain does not grow)
+        self._tracked.add(session)
         before = session.on_close
 
         def closed(ended: Any) -> None:
+            self._tracked.discard(session)
             try:
                 if before is not None:
                     before(ended)
