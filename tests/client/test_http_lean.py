@@ -21,6 +21,7 @@ from rondo.client.errors import HttpError
 from rondo.client.transports.http import HttpTransport
 from rondo.client.transports.http11 import Http11Pool
 from rondo.client.types import CallToolResult, PendingCall
+from tests.helpers.polling import until
 
 V = "2026-07-28"
 Reply = Callable[[dict[str, Any], bytes, int], Awaitable[bytes | None]]
@@ -196,9 +197,11 @@ def test_an_upstream_that_hangs_up_is_a_transport_error() -> None:
 
 def test_resume_raw_gives_the_result_dict_and_the_deadline_still_ends_a_silent_call() -> None:
     silent = asyncio.Event()
+    slow_asked: list[int] = []
 
     async def reply(message: dict[str, Any], head: bytes, n: int) -> bytes:
         if message["params"]["name"] == "slow":
+            slow_asked.append(n)
             await silent.wait()
         return answer(result_of(message, {**ADD, "resultType": "complete"}))
 
@@ -218,8 +221,8 @@ def test_resume_raw_gives_the_result_dict_and_the_deadline_still_ends_a_silent_c
             assert asyncio.get_running_loop().time() - started < 5
             # An outer cancel is a cancel, not a timeout, and the client still works after.
             waiting = asyncio.ensure_future(client.resume(slow, {}, manual=True))
-            await asyncio.sleep(0.05)
-            waiting.cancel()
+            await until(lambda: len(slow_asked) == 2, 5, "the second slow call never arrived")
+            waiting.cancel()  # in flight: the server holds it
             with pytest.raises(asyncio.CancelledError, match="^$"):  # our cancel(), given no message
                 await waiting
             assert (await client.resume(call, {}, manual=True, raw=True))["content"] == ADD["content"]

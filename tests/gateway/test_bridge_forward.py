@@ -15,6 +15,7 @@ from rondo.client.types import CallToolResult
 from rondo.gateway.bridge.forward import MAX_MESSAGE, Forwarder, channel
 from rondo.mrtr.result import InputRequired
 from rondo.wire.errors import McpError
+from tests.helpers.polling import until
 
 
 class FakeLink:
@@ -216,8 +217,7 @@ def test_the_asker_passes_the_holders_messages_to_its_client_then_the_answer() -
                 heard.append(("progress", done, total, message))
 
         task = asyncio.ensure_future(made.forward(Retry(), "tools/call", {"w": "holder"}))
-        while not redis.sent:
-            await asyncio.sleep(0.001)
+        await until(lambda: redis.sent, 5, "the retry was never published")
         _, sent = redis.sent.pop()
         assert sent["l"] == "info" and sent["p"] is True
         for note in ({"k": "log", "level": "info", "data": "hi", "logger": "up"},
