@@ -778,3 +778,98 @@ def test_a_parent_runs_its_own_and_a_childs_tasks_beside_a_mounted_proxys(
         proxied.unmount()
         if tasks_of != "default":  # the adopted instance has its own place again
             assert parent.extensions[TASKS] is own
+
+
+# -- a mount of a mount: the grandchild's middleware and visible= run in the grandparent -------
+
+
+def nested_servers(log: list[tuple[str, str, Any]]) -> tuple[rondo.Server, rondo.Server,
+                                                               rondo.Server]:
+    """The grandchild `g` (middleware, a tool and a resource only admins see), the child `c`
+    (middleware of its own) and `d`, a sibling with middleware mounted into the parent too."""
+    def recorder(label: str) -> Any:
+        async def record(request: Any, call_next: Any) -> Any:
+            log.append((label, request.method, request.name))
+            return await call_next(request)
+
+        return record
+
+    g = rondo.Server("g", middleware=[recorder("g")])
+    c = rondo.Server("c", middleware=[recorder("c")])
+    d = rondo.Server("d", middleware=[recorder("d")])
+
+    @g.tool
+    def secret() -> str:
+        """Admins only."""
+        return "classified"
+
+    @g.tool(name="open")
+    def open_() -> str:
+        """Anyone."""
+        return "open"
+
+    @g.resource("g://hidden", mime_type="text/plain")
+    def hidden() -> str:
+        """Admins only."""
+        return "hidden"
+
+    @d.tool
+    def other() -> str:
+        """The sibling's."""
+        return "other"
+
+    return g, c, d
+
+
+def admins_only(who: Any, kind: str, name: str) -> bool:
+    return name not in ("secret", "g://hidden") or (who is not None and "admin" in who.scopes)
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+@pytest.mark.parametrize("late", [False, True], ids=["grandchild-first", "grandchild-later"])
+@pytest.mark.parametrize("sibling", [False, True], ids=["alone", "beside-d"])
+def test_a_mount_of_a_mount_runs_the_grandchilds_middleware_and_visibility(
+        protocol: str, late: bool, sibling: bool) -> None:
+    from rondo.testing import principal
+
+    log: list[tuple[str, str, Any]] = []
+    g, c, d = nested_servers(log)
+    parent = rondo.Server("p")
+    if sibling:  # the parent then has a child-middleware wrap of its own already
+        mount(parent, d, namespace="d")
+    theirs = {"d_other"} if sibling else set()
+    if not late:
+        mount(c, g, namespace="g", visible=admins_only)
+    mount(parent, c, namespace="c")
+    if late:  # made on the child after the child was mounted
+        mount(c, g, namespace="g", visible=admins_only)
+    admin, bob = principal("ada", scopes=["admin"]), principal("bob")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol, auth=admin) as client:
+            assert {t.name for t in await client.list_tools()} == {
+                "c_g_secret", "c_g_open"} | theirs
+            assert "g://hidden" in [r.uri for r in await client.list_resources()]
+            log.clear()
+            assert (await client.call_tool("c_g_secret")).text == "classified"
+            # the child's middleware, then the grandchild's, each under its own name
+            assert log == [("c", "tools/call", "g_secret"), ("g", "tools/call", "secret")]
+            log.clear()
+            assert (await client.read_resource("g://hidden")).text == "hidden"
+            assert log == [("c", "resources/read", "g://hidden"),
+                           ("g", "resources/read", "g://hidden")]
+            if sibling:
+                log.clear()
+                assert (await client.call_tool("d_other")).text == "other"
+                assert log == [("d", "tools/call", "other")]
+        async with Client(parent, protocol=protocol, auth=bob) as client:
+            assert {t.name for t in await client.list_tools()} == {"c_g_open"} | theirs
+            assert "g://hidden" not in [r.uri for r in await client.list_resources()]
+            with pytest.raises(rondo.McpError, match="^Unknown tool: ") as caught:
+                await client.call_tool("c_g_secret")
+            assert caught.value.code == -32602
+            log.clear()
+            assert (await client.call_tool("c_g_open")).text == "open"
+            assert log == [("c", "tools/call", "g_open"), ("g", "tools/call", "open")]
+
+    asyncio.run(go())

@@ -31,6 +31,7 @@ class ChildMiddleware:
     """The parent's runner of its mounted children's server-wide middleware."""
 
     name = "dev.rondo/gateway-child-middleware"
+    carried = False  # made per parent: a grandparent's own runs a mount of a mount's (below)
 
     def __init__(self, mounts: Callable[[], Collection[Mount]]) -> None:
         self._mounts = mounts
@@ -47,16 +48,25 @@ class ChildMiddleware:
                 Wrap("resources/read", self._around("resource"))]
 
     def _takes(self, tool: Any) -> bool:
-        """Only tools of a mount whose child has middleware leave the fast lanes."""
-        return self._owner("tool", tool.name) is not None
+        """Only tools of a mount whose child (or grandchild...) has middleware leave the fast
+        lanes."""
+        return bool(self._chain("tool", tool.name))
 
-    def _owner(self, kind: str, key: Any) -> Mount | None:
-        if not isinstance(key, str):
-            return None
-        for made in self._mounts():
-            if made.child.middleware and made.owns(kind, key):
-                return made
-        return None
+    def _chain(self, kind: str, key: Any) -> list[tuple[Mount, Any]]:
+        """The mounts a component is served through, outermost first, each with the name the
+        component has in that mount's child, keeping those whose child has middleware: a mount
+        of a mount runs the child's middleware, then the grandchild's."""
+        found: list[tuple[Mount, Any]] = []
+        mounts = self._mounts()
+        while isinstance(key, str):
+            made = next((m for m in mounts if m.owns(kind, key)), None)
+            if made is None:
+                break
+            key = key if kind == "resource" else made.origin.get(key, key)
+            if made.child.middleware:
+                found.append((made, key))
+            mounts = made.below()
+        return found
 
     def _around(self, kind: str) -> Any:
         async def around(core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
@@ -69,18 +79,26 @@ class ChildMiddleware:
                 key: Any = None if found is None else found.uri
             else:
                 key = req.params.get("name")
-            made = self._owner(kind, key)
-            if made is None:
+            chain = self._chain(kind, key)
+            if not chain:
                 return await call_next(core, req)
-            view = RequestView(req, core.server)
-            if kind != "resource":  # the child's middleware sees its own name
-                object.__setattr__(view, "params",
-                                   freeze({**req.params, "name": made.origin.get(key, key)}))
-            result = await run_chain(made.child.middleware, view, lambda: call_next(core, req))
-            if not isinstance(result, dict):
-                raise internal_error(f"middleware of mounted server {made.child.name!r} answered "
-                                     f"{req.method} with {type(result).__name__}, not a result "
-                                     "object")
-            return result
+            return await _run(chain, 0, core, req, call_next)
 
         return around
+
+
+async def _run(chain: list[tuple[Mount, Any]], index: int, core: Core, req: Request,
+               call_next: Handler) -> dict[str, Any]:
+    """`chain[index]`'s child middleware around the rest of the chain, then the row."""
+    if index == len(chain):
+        return await call_next(core, req)
+    made, own = chain[index]
+    view = RequestView(req, core.server)
+    if req.method != "resources/read":  # each child's middleware sees its own name
+        object.__setattr__(view, "params", freeze({**req.params, "name": own}))
+    result = await run_chain(made.child.middleware, view,
+                             lambda: _run(chain, index + 1, core, req, call_next))
+    if not isinstance(result, dict):
+        raise internal_error(f"middleware of mounted server {made.child.name!r} answered "
+                             f"{req.method} with {type(result).__name__}, not a result object")
+    return result

@@ -56,18 +56,30 @@ class Mount:
         """The name a child's tool or prompt has in the parent (after `rename=`)."""
         return f"{self.namespace}{SEPARATOR}{self.transform.rename.get(name, name)}"
 
+    def below(self) -> list[Mount]:
+        """The mounts on this mount's child (a mount of a mount)."""
+        return list(_mounts(self.child).values())
+
     def hidden_from(self, principal: Any, kind: str) -> set[str]:
         """The parent names (URIs for resources) of this mount's components of `kind` that
-        `visible=` does not show `principal`."""
+        `visible=` does not show `principal`: its own `visible=`, or that of a mount on its
+        child (a grandchild's component the child hides is hidden here too)."""
         visible = self.transform.visible
-        if visible is None:
-            return set()
+        hidden: set[str] = set()
+        below: set[str] = set()
+        for made in self.below():
+            below |= made.hidden_from(principal, kind)
         if kind == "resource":
-            return {uri for uri in (*self._resources, *self._templates)
-                    if not visible(principal, kind, uri)}
+            if visible is not None:
+                hidden = {uri for uri in (*self._resources, *self._templates)
+                          if not visible(principal, kind, uri)}
+            return hidden | {uri for uri in below
+                             if uri in self._resources or uri in self._templates}
         mine = self._tools if kind == "tool" else self._prompts
-        return {name for name in mine
-                if not visible(principal, kind, self.origin.get(name, name))}
+        if visible is None and not below:
+            return hidden
+        return {name for name in mine if self.origin.get(name, name) in below or (
+            visible is not None and not visible(principal, kind, self.origin.get(name, name)))}
 
     def serves(self, uri: Any) -> bool:
         """Whether this mount brings the child's resource `uri` into the parent: one of its
@@ -85,7 +97,11 @@ class Mount:
         """Whether `visible=` hides a resource URI from `principal`: one of this mount's static
         resources, or a URI one of its templates matches."""
         visible = self.transform.visible
-        if visible is None or not isinstance(uri, str):
+        if not isinstance(uri, str):
+            return False
+        if any(made.hides(principal, uri) for made in self.below()) and self.serves(uri):
+            return True
+        if visible is None:
             return False
         if uri in self._resources:
             return not visible(principal, "resource", uri)
@@ -197,6 +213,7 @@ class Mount:
         if not self._live:
             return
         if what in ("tools", "prompts", "resources"):
+            _machinery(self.parent)  # a mount made on the child since: its filters run here too
             self.sync(what)
             if what == "resources":
                 self.carrier.rejoin(self.namespace)
@@ -289,11 +306,8 @@ def mount(parent: Server, child: Server, *, namespace: str,
     except Exception:
         made.carrier.release(namespace)
         raise
-    if visible is not None and Visibility.name not in parent.extensions:
-        parent.extension(Visibility(lambda: list(_mounts(parent).values())))
-    if child.middleware and ChildMiddleware.name not in parent.extensions:
-        parent.extension(ChildMiddleware(lambda: list(_mounts(parent).values())))
     mounts[namespace] = made
+    _machinery(parent)
     for what in ("tools", "prompts", "resources"):
         made.sync(what)
     child.on_change(made._follow)
@@ -365,6 +379,22 @@ def _templated(made: Mount, uri: str) -> bool:
         if found is not None and found.template is not None and found.template.match(uri):
             return True
     return False
+
+
+def _machinery(parent: Server) -> None:
+    """Give `parent` the visibility filter and the child-middleware wrap once a mount needs
+    them: its own `visible=` or a child's middleware, or either anywhere below (a mount of a
+    mount). A parent that needs neither pays nothing."""
+    def needs(server: Server, what: str) -> bool:
+        return any((made.transform.visible is not None if what == "visible"
+                    else bool(made.child.middleware)) or needs(made.child, what)
+                   for made in _mounts(server).values())
+
+    mounts = lambda: list(_mounts(parent).values())  # noqa: E731
+    if Visibility.name not in parent.extensions and needs(parent, "visible"):
+        parent.extension(Visibility(mounts))
+    if ChildMiddleware.name not in parent.extensions and needs(parent, "middleware"):
+        parent.extension(ChildMiddleware(mounts))
 
 
 def _mounts(parent: Server) -> dict[str, Mount]:

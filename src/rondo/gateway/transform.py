@@ -145,6 +145,7 @@ class Visibility:
     mount; a parent without one pays nothing."""
 
     name = "dev.rondo/gateway-visibility"
+    carried = False  # made per parent: a mount's `hidden_from` and `hides` look below it
 
     def __init__(self, mounts: Callable[[], Collection[Mount]]) -> None:
         self._mounts = mounts
