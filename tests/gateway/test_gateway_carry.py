@@ -873,3 +873,15 @@ def test_a_mount_of_a_mount_runs_the_grandchilds_middleware_and_visibility(
             assert log == [("c", "tools/call", "g_open"), ("g", "tools/call", "open")]
 
     asyncio.run(go())
+
+
+def test_a_parents_tasks_extension_installed_after_a_proxy_is_mounted_is_refused() -> None:
+    """The limit docs/gateway.md states: the relays' hub adopts a tasks extension the parent
+    had before the proxy came, not one installed on the parent afterwards."""
+    from rondo.tasks import Tasks
+
+    parent = rondo.Server("parent")
+    mount(parent, rondo.proxy("http://127.0.0.1:9/mcp", must_connect=False), namespace="east")
+    with pytest.raises(ValueError, match="'io.modelcontextprotocol/tasks' is installed twice"):
+        parent.extension(Tasks())
+    assert type(parent.extensions[TASKS]).__name__ == "TaskRelays"  # the hub, untouched
