@@ -21,6 +21,7 @@ import rondo
 from rondo.client import Client, PendingCall
 from tests.helpers.bridge_upstream import answers
 from tests.helpers.gateway_upstream import free_port
+from tests.helpers.wire_schema import assert_definition
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_PYTHON = ROOT / ".cache" / "interop-mcp-venv" / "bin" / "python"
@@ -113,9 +114,14 @@ def test_an_sse_upstreams_mid_call_questions_are_input_rounds(upstream: Upstream
             assert asked["method"] == "elicitation/create"
             assert asked["params"]["message"] == "Which day?"
             assert "day" in asked["params"]["requestedSchema"]["properties"]
+            # as the official schema has it: the SDK's extra `title` is not passed on
+            assert set(asked["params"]["requestedSchema"]) <= {
+                "$schema", "type", "properties", "required"}
+            assert_definition("InputRequests", first.input_requests)
             second = await c.resume(first, {key: MONDAY}, manual=True)
             assert isinstance(second, PendingCall)
             [(key2, asked2)] = second.input_requests.items()
+            assert_definition("InputRequests", second.input_requests)
             assert asked2["params"]["message"] == "What time?"
             done = await c.resume(second, {key2: TEN}, manual=True)
             assert done.text == "Blue booked for Monday at 10:00"
