@@ -8,8 +8,6 @@ from replay (one per round)."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,11 +18,10 @@ import pytest
 import rondo
 from rondo.client import Client, PendingCall
 from tests.helpers.bridge_upstream import answers
-from tests.helpers.gateway_upstream import free_port
+from tests.helpers.sdk_sse import SdkServer, sdk_sse_server
 from tests.helpers.wire_schema import assert_definition
 
 ROOT = Path(__file__).resolve().parents[2]
-SDK_PYTHON = ROOT / ".cache" / "interop-mcp-venv" / "bin" / "python"
 SERVER = ROOT / "tests" / "helpers" / "sse_bridge_upstream_mcp.py"
 KEYS = rondo.StatePolicy(keys=[("k1", b"k" * 32)])
 MONDAY = {"action": "accept", "content": {"day": "Monday"}}
@@ -32,9 +29,9 @@ TEN = {"action": "accept", "content": {"time": "10:00"}}
 
 
 class Upstream:
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.lines: list[str] = []
+    def __init__(self, server: SdkServer) -> None:
+        self.url = server.url
+        self.lines = server.lines  # the SDK server's run log, read as it comes
 
     def runs(self, tool: str) -> int:
         return self.lines.count(f"ran {tool}")
@@ -42,39 +39,8 @@ class Upstream:
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[Upstream]:
-    if not SDK_PYTHON.exists():
-        raise AssertionError(f"{SDK_PYTHON} is missing: `bash scripts/setup.sh` installs the "
-                             "pinned official Python SDK (mcp==2.3.0) there")
-    port = free_port()
-    proc = subprocess.Popen([str(SDK_PYTHON), str(SERVER), str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    made = Upstream(f"http://127.0.0.1:{port}/sse")
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-        out = proc.stdout
-
-        def read() -> None:
-            for line in out:
-                made.lines.append(line.decode().strip())
-
-        threading.Thread(target=read, daemon=True).start()
-        import socket
-
-        deadline = time.monotonic() + 20
-        while True:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert time.monotonic() < deadline, "the SDK's SSE server did not listen"
-            time.sleep(0.05)
-        yield made
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with sdk_sse_server(SERVER) as server:
+        yield Upstream(server)
 
 
 def sample(request: Any) -> Any:

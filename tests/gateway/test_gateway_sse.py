@@ -19,40 +19,17 @@ from rondo.client import Client, ClientGroup, ProtocolError, TransportError
 from rondo.client.transports.legacy_sse import SseTransport
 from rondo.gateway import from_mcp_json
 from tests.helpers.gateway_upstream import free_port, served, upstream_server
+from tests.helpers.sdk_sse import SDK_PYTHON, sdk_sse_server
 
 ROOT = Path(__file__).resolve().parents[2]
-SDK_PYTHON = ROOT / ".cache" / "interop-mcp-venv" / "bin" / "python"
 SERVER = ROOT / "tests" / "helpers" / "sse_upstream_mcp.py"
 ERAS = ["2025-11-25", "2026-07-28"]
 
 
 @pytest.fixture(scope="module")
 def sse_url() -> Iterator[str]:
-    if not SDK_PYTHON.exists():
-        raise AssertionError(f"{SDK_PYTHON} is missing: `bash scripts/setup.sh` installs the "
-                             "pinned official Python SDK (mcp==2.3.0) there")
-    port = free_port()
-    proc = subprocess.Popen([str(SDK_PYTHON), str(SERVER), str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-        import socket
-
-        deadline = time.monotonic() + 20
-        while True:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert time.monotonic() < deadline, "the SDK's SSE server did not listen"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/sse"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with sdk_sse_server(SERVER) as server:
+        yield server.url
 
 
 @pytest.mark.parametrize("protocol", [None, "2025-11-25"])
