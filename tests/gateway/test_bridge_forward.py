@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rondo.client.types import CallToolResult
-from rondo.gateway.bridge.forward import MAX_MESSAGE, Forwarder, channel
+from rondo.gateway.bridge.forward import MAX_MESSAGE, MAX_NOTES, Forwarder, channel
 from rondo.mrtr.result import InputRequired
 from rondo.wire.errors import McpError
 from tests.helpers.polling import until
@@ -232,5 +232,31 @@ def test_the_asker_passes_the_holders_messages_to_its_client_then_the_answer() -
         assert (await task).text == "done"
         assert heard == [("log", "info", "hi", "up"), ("progress", 1, None, None)]
         assert not made._asking  # nothing kept once answered
+
+    asyncio.run(go())
+
+
+class Flooder(FakeBridge):
+    """Resumes the held call: the upstream logs 1,500 times, then answers."""
+
+    async def relay(self, ctx: Any, method: str, params: Any) -> Any:
+        for n in range(1500):
+            ctx.log("info", n)
+        return self.outcome
+
+
+def test_a_forwarded_round_passes_on_at_most_max_notes_messages_then_the_answer() -> None:
+    """docs/gateway.md: a forwarded round's progress and log messages beyond 1,000 are dropped;
+    the answer still comes, last."""
+    async def go() -> None:
+        bridge = Flooder(CallToolResult(content=[{"type": "text", "text": "done"}]))
+        made = Forwarder(bridge, "redis://127.0.0.1:1/0")  # type: ignore[arg-type]
+        redis = FakeRedis()
+        made._redis = redis
+        await _served(made, question(l="info"))
+        sent = [message for _, message in redis.sent]
+        assert sent[-1]["t"] == "a" and sent[-1]["id"] == "r1"
+        assert [message["n"]["data"] for message in sent[:-1]] == list(range(MAX_NOTES))
+        assert MAX_NOTES == 1000
 
     asyncio.run(go())

@@ -295,6 +295,38 @@ def test_a_closed_legacy_session_releases_its_upstream_subscriptions(upstream_er
         asyncio.run(go())
 
 
+class FakeLink:
+    """What ResourceWatch uses of an upstream link: the URIs it watches upstream."""
+
+    identity = label = "fake"
+    client = None
+    rewatch = None
+
+    def __init__(self) -> None:
+        self.watched: set[str] = set()
+
+    async def watch(self, uri: str) -> None:
+        self.watched.add(uri)
+
+
+def test_at_most_max_watched_uris_are_held_per_upstream() -> None:
+    """docs/gateway.md: at most 1024 URIs per upstream; one more is not subscribed upstream
+    (nor held), a URI already held takes another holder."""
+    from rondo.gateway.updates import MAX_WATCHED, ResourceWatch
+
+    link = FakeLink()
+    watch = ResourceWatch(link)  # type: ignore[arg-type]
+
+    async def go() -> None:
+        for n in range(MAX_WATCHED + 1):
+            await watch.hold(f"note://{n}", "a")
+        await watch.hold("note://0", "b")
+
+    asyncio.run(go())
+    assert MAX_WATCHED == 1024 and len(watch.holders) == len(link.watched) == MAX_WATCHED
+    assert f"note://{MAX_WATCHED}" not in link.watched and watch.holders["note://0"] == {"a", "b"}
+
+
 def test_a_session_that_subscribes_again_and_again_is_chained_once() -> None:
     """A 2025-11-25 session that subscribes, unsubscribes and subscribes again has its
     on_close chained once, not once a cycle (the chain grew without bound and, a thousand
@@ -303,21 +335,10 @@ def test_a_session_that_subscribes_again_and_again_is_chained_once() -> None:
 
     from rondo.gateway.updates import ResourceWatch
 
-    class Link:
-        identity = label = "fake"
-        client = None
-        rewatch = None
-
-        def __init__(self) -> None:
-            self.watched: set[str] = set()
-
-        async def watch(self, uri: str) -> None:
-            self.watched.add(uri)
-
     class Session:
         on_close: Any = None
 
-    link, session = Link(), Session()
+    link, session = FakeLink(), Session()
     watch = ResourceWatch(link)  # type: ignore[arg-type]
 
     async def call_next(core: Any, req: Any) -> dict[str, Any]:

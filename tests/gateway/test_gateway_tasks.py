@@ -230,3 +230,23 @@ def test_task_notifications_on_a_listen_stream_are_relayed_under_the_proxy_ids(
                 assert theirs._queue.empty()  # bob's stream heard nothing of alice's task
 
     asyncio.run(go())
+
+
+def test_a_listen_stream_naming_more_than_100_task_ids_is_refused(proxied: Any) -> None:
+    """docs/gateway.md: at most 100 ids a listen stream, as rondo's own tasks: -32602, and
+    nothing opened upstream."""
+    front_url, recorder = proxied
+
+    async def go() -> None:
+        async with Client(front_url, name="alice", tasks=True) as alice:
+            task_id = (await alice.call_raw("slow", {"seconds": 0.1}))["taskId"]
+            before = len(upstream_calls(recorder, "subscriptions/listen"))
+            with pytest.raises(rondo.McpError, match="at most 100 task ids") as caught:
+                async with alice.listen(task_ids=[task_id] * 50 + [f"x{n}" for n in range(51)]):
+                    pass
+            assert caught.value.code == -32602
+            assert len(upstream_calls(recorder, "subscriptions/listen")) == before
+            async with alice.listen(task_ids=[task_id] + [f"x{n}" for n in range(99)]) as sub:
+                assert sub.acknowledged == {"taskIds": [task_id]}  # 100: served
+
+    asyncio.run(go())
