@@ -149,3 +149,41 @@ def test_the_per_principal_lists_are_bounded_least_recently_used_first() -> None
         assert link.listed[-1] == "b" and len(link.listed) == 5
 
     asyncio.run(go())
+
+
+def test_at_most_max_adopted_entries_a_list_are_registered() -> None:
+    """docs/gateway.md: an entry only some callers see is registered, at most 1,024 a list,
+    however many principals list how many entries."""
+    from rondo.gateway.percaller import MAX_ADOPTED
+
+    class Link:
+        def __init__(self) -> None:
+            self.client = self
+
+        async def request(self, method: str, params: Any) -> dict[str, Any]:
+            who = CALLER.get()
+            assert who is not None
+            return {"tools": [{"name": f"{who.subject}-{n}"} for n in range(700)]}
+
+    offered: list[str] = []
+
+    def adopt(method: str, entries: list[dict[str, Any]]) -> list[str]:
+        names = [entry["name"] for entry in entries]
+        offered.extend(names)
+        return names
+
+    per = PerCaller(Link(), adopt)  # type: ignore[arg-type]
+    server = rondo.Server("s")
+
+    class Req:
+        method = "tools/list"
+        params: dict[str, Any] = {}
+        auth = None
+
+    async def go() -> None:
+        for who in ("a", "b", "c"):
+            await per.answer(server.core, Req(), principal(who))  # type: ignore[arg-type]
+
+    asyncio.run(go())
+    assert MAX_ADOPTED == 1024 and len(per.adopted["tools/list"]) == MAX_ADOPTED
+    assert offered == [f"a-{n}" for n in range(700)] + [f"b-{n}" for n in range(324)]
