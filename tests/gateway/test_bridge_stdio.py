@@ -30,9 +30,12 @@ DAYS = ["Monday", "Tuesday", "Wednesday"]
 SURE = {"action": "accept", "content": {"ok": True}}
 
 
+BRIDGE_KEY = "bridge-key-5d1e"  # a secret in the upstream's env, printed on its stderr
+
+
 def front(mode: Any, timeout: float = 20) -> rondo.Server:
     return rondo.proxy(COMMAND, upstream_protocol="2025-11-25", bridge=mode, timeout=timeout,
-                       state=KEYS)
+                       state=KEYS, env={"BRIDGE_KEY": BRIDGE_KEY})
 
 
 def pool_of(server: rondo.Server) -> Any:
@@ -111,7 +114,8 @@ def test_the_pool_is_bounded_and_reuses_idle_processes() -> None:
 
 def test_a_bridge_process_that_dies_is_noticed_and_replaced(
         caplog: pytest.LogCaptureFixture) -> None:
-    """The bridge's process is supervised: its stderr is logged under rondo.gateway, it is
+    """The bridge's process is supervised: its stderr is logged under rondo.gateway (its env's
+    values masked), it is
     killed while idle and dropped from the pool at once (before any call finds it dead), and the
     next bridged call completes on a new process (before, that call failed with -32603)."""
     caplog.set_level(logging.INFO, logger="rondo.gateway")
@@ -136,7 +140,10 @@ def test_a_bridge_process_that_dies_is_noticed_and_replaced(
             assert done.text.startswith("pid ") and int(done.text.split()[1]) != pid
 
     asyncio.run(go())
-    assert any("stderr: whoami asked" in r.getMessage() for r in caplog.records)
+    lines = [r.getMessage() for r in caplog.records]
+    # a pool process's stderr is logged with the upstream's env values masked
+    assert any("stderr: whoami asked, key=***" in line for line in lines)
+    assert not any(BRIDGE_KEY in line for line in lines)
     assert any("a bridge process ended" in r.getMessage() for r in caplog.records)
 
 

@@ -19,7 +19,7 @@ server = bridge_upstream()
 @server.tool
 def whoami(ctx: rondo.Context) -> str:
     """Asks first, then names the process that ran it."""
-    print("whoami asked", file=sys.stderr, flush=True)
+    print(f"whoami asked, key={os.environ.get('BRIDGE_KEY', '')}", file=sys.stderr, flush=True)
     sure = ctx.ask("sure", SURE).content["ok"]
     return f"pid {os.getpid()} sure={sure}"
 
