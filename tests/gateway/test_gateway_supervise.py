@@ -160,3 +160,18 @@ def test_a_stdio_upstream_writing_garbage_is_cut_off_and_started_again() -> None
             assert second != first  # the untrusted process was replaced
 
     asyncio.run(go())
+
+
+def test_a_stderr_line_cut_inside_a_key_logs_none_of_it(caplog: pytest.LogCaptureFixture) -> None:
+    """The stdio transport passes at most 4,096 characters of a stderr line: one cut inside an
+    env value logs neither the value nor its first characters."""
+    front = rondo.proxy([sys.executable, str(MORTAL)], env={"MORTAL_KEY": KEY})
+    [link] = {ext.link for ext in front.extensions.values() if hasattr(ext, "link")}
+    with caplog.at_level(logging.INFO, logger="rondo.gateway"):
+        link.stderr_line("x" * 4090 + KEY[:6])  # as the transport cuts key=... at 4,096
+        link.stderr_line(f"key={KEY}, again {KEY}")
+        link.stderr_line("ends in mor")  # fewer than 4 characters of it: kept
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines[-3].endswith("x***") and KEY[:4] not in lines[-3]
+    assert lines[-2].endswith("stderr: key=***, again ***")
+    assert lines[-1].endswith("stderr: ends in mor")

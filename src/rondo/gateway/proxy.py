@@ -156,10 +156,15 @@ class Upstream:
 
     def stderr_line(self, line: str) -> None:
         """A stdio upstream's stderr line, logged under `rondo.gateway` with every value of its
-        configured `env` masked (a server that prints its own key must not put it in logs)."""
+        configured `env` masked (a server that prints its own key must not put it in logs),
+        also a key's first 4 or more characters ending the line (the transport cuts a long
+        line, perhaps inside a key)."""
         for secret in self.env.values():
             if len(secret) >= 4:
                 line = line.replace(secret, "***")
+                cut = next((n for n in range(len(secret) - 1, 3, -1)
+                            if line.endswith(secret[:n])), 0)
+                line = line[:len(line) - cut] + "***" if cut else line
         log.info("upstream %s stderr: %s", self.label, line)
 
     def _heard(self, message: Mapping[str, Any]) -> None:
