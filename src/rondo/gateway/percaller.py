@@ -24,6 +24,7 @@ from ..auth.principal import CALLER, Principal
 from ..client import ClientError, RequestTimeout
 from ..core.methods import page
 from ..wire.errors import McpError
+from .upstream_errors import passed_on
 
 if TYPE_CHECKING:
     from ..core.core import Core
@@ -121,7 +122,7 @@ class PerCaller:
                 if not isinstance(cursor, str) or not cursor:
                     break
         except McpError as exc:
-            raise McpError(exc.code, exc.message[:1024]) from None
+            raise passed_on(exc) from None
         except RequestTimeout:
             raise McpError(UNAVAILABLE, "upstream did not answer in time") from None
         except (ClientError, OSError):

@@ -45,6 +45,8 @@ from .supervise import Restart
 from .tasks import TaskPassThrough, TaskRelay, upstream_capabilities
 from .transform import upstream_tags
 from .updates import MAX_WATCHED, ResourceWatch, follow_listen
+from .upstream_errors import clip as _clip
+from .upstream_errors import passed_on
 
 if TYPE_CHECKING:
     from .bridge.relay import Bridge
@@ -54,7 +56,6 @@ log = logging.getLogger("rondo.gateway")
 UNAVAILABLE = -32603
 MAX_ROUNDS = 16  # input rounds one relayed request may take (a downstream rondo.Client: 10)
 MAX_RESPONSE = 16 * 1024 * 1024  # one upstream HTTP answer or SSE event, in bytes
-_MAX_TEXT = 1024  # characters of an upstream's error message passed on
 _INPUT_KINDS = ("elicitation", "sampling", "roots")
 _LISTS = {"notifications/tools/list_changed": "tools",
           "notifications/prompts/list_changed": "prompts",
@@ -243,7 +244,7 @@ class Upstream:
                 on_progress=None if ctx.progress_token is None else _progress_of(ctx))
         except McpError as exc:
             data = exc.data if exc.code == MISSING_CAPABILITY else None
-            raise McpError(exc.code, _clip(exc.message), data) from None
+            raise passed_on(exc, data) from None
         except RequestTimeout:
             raise McpError(UNAVAILABLE, f"upstream did not answer within {self.timeout:g} s"
                            ) from None
@@ -284,11 +285,6 @@ class Upstream:
         return calls[0] if len(calls) == 1 else None
 
 
-def _clip(text: str) -> str:
-    """An upstream's text as far as it may reach a client or a log line."""
-    return text if len(text) <= _MAX_TEXT else text[:_MAX_TEXT] + "..."
-
-
 def pass_on_log(params: Any, fallback: Any = None) -> None:
     """An upstream's `notifications/message`, to the client of the relayed request it was
     heard on (`_RELAYING`), else to `fallback` (on a stdio upstream: the one call in flight
@@ -315,7 +311,7 @@ async def _complete(link: Upstream, ref: Any, argument: Any, context: Any) -> di
             context={str(k): str(v) for k, v in context.items()}
             if isinstance(context, Mapping) and context else None)
     except McpError as exc:
-        raise McpError(exc.code, exc.message) from None
+        raise passed_on(exc) from None
     except RequestTimeout:
         raise McpError(UNAVAILABLE, f"upstream did not answer within {link.timeout:g} s"
                        ) from None

@@ -34,6 +34,7 @@ from ..state.policy import anonymous
 from ..wire.era import MODERN
 from ..wire.errors import McpError, invalid_params, missing_capability
 from ..wire.meta import SUBSCRIPTION_ID
+from .upstream_errors import passed_on
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -272,7 +273,7 @@ class TaskRelay:
         except McpError as exc:
             if exc.code == -32602:
                 raise invalid_params(NOT_FOUND) from None
-            raise McpError(exc.code, exc.message) from None
+            raise passed_on(exc) from None
         except RequestTimeout:
             raise McpError(UNAVAILABLE, f"upstream did not answer within {self.link.timeout:g} s"
                            ) from None

@@ -30,6 +30,7 @@ from ...wire.errors import (
     McpError,
     missing_capability,
 )
+from ..upstream_errors import passed_on
 from .flow import Flow, Question, RoundLog, checked_answer, next_round
 from .pool import MAX_PROCESSES, MOST_PROCESSES
 from .sessions import Sessions
@@ -256,7 +257,7 @@ class Bridge:
                     raise _UrlRequired(requests)
             if isinstance(value, McpError):
                 data = value.data if value.code == MISSING_CAPABILITY else None
-                raise McpError(value.code, value.message, data) from None
+                raise passed_on(value, data) from None
             if isinstance(value, RequestTimeout):
                 raise McpError(UNAVAILABLE, "upstream did not answer in time") from None
             log.warning("upstream %s: %s: %s", self.link.identity, type(value).__name__, value)
