@@ -219,3 +219,41 @@ def test_a_failed_start_wakes_a_call_waiting_for_its_place() -> None:
         assert client is harness.made[1] and time.monotonic() - started < 1
 
     asyncio.run(go())
+
+
+def test_no_process_outlives_a_closed_pool() -> None:
+    """Closing the pool (the proxy stopping) while a process is starting and a call waits:
+    the started process is closed, not lent or idled; the waiting call and any later one are
+    refused at once; a call that ends after the close lets its process go."""
+    gate = asyncio.Event()
+    harness = Harness(Restart(), size=2)
+    harness.pool.link.timeout = 5  # type: ignore[misc]
+
+    async def connect(client: Any) -> None:
+        harness.connects.append(time.monotonic())
+        if len(harness.connects) == 2:
+            await gate.wait()
+
+    harness.pool._connect = connect
+
+    async def go() -> None:
+        key, busy = await harness.pool.acquire("A", {})
+        starting = asyncio.ensure_future(harness.pool.acquire("B", {}))
+        await _until(lambda: len(harness.connects) == 2)
+        waiting = asyncio.ensure_future(harness.pool.acquire("C", {}))
+        await _until(lambda: harness.pool.waiting == 1)
+        await harness.pool.close()
+        started = time.monotonic()
+        with pytest.raises(McpError, match="the proxy is closing"):
+            await waiting
+        assert time.monotonic() - started < 1
+        gate.set()
+        with pytest.raises(McpError, match="the proxy is closing"):
+            await starting
+        with pytest.raises(McpError, match="the proxy is closing"):
+            await harness.pool.acquire("A", {})
+        harness.pool.release(key)
+        await _until(lambda: all(made.closed for made in harness.made))
+        assert len(harness.made) == 2 and harness.pool.processes == 0
+
+    asyncio.run(go())

@@ -112,6 +112,8 @@ class Pool:
     async def _acquire(self, caps: str, declared: dict[str, Any]) -> tuple[str, Client]:
         async with self._freed:
             while True:
+                if self._closed:
+                    raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is closing")
                 for proc in self._idle:
                     if proc.caps == caps:
                         self._idle.remove(proc)
@@ -135,6 +137,9 @@ class Pool:
             self._background(self._notify())  # its place is free: a waiting call may start one
             raise
         self._starting -= 1
+        if self._closed:  # closed while it started: no process outlives the pool
+            self._retire(proc)
+            raise McpError(UNAVAILABLE, "upstream unavailable: the proxy is closing")
         self._busy[proc.key] = proc
         return proc.key, proc.client
 
@@ -189,7 +194,7 @@ class Pool:
         if proc is None:
             return
         ended = proc.watcher is None or proc.watcher.done()
-        if broken or ended:
+        if broken or ended or self._closed:
             self._retire(proc)
         elif settle:
             self._settling += 1
@@ -242,6 +247,8 @@ class Pool:
 
     async def close(self) -> None:
         self._closed = True
+        async with self._freed:
+            self._freed.notify_all()  # a waiting call hears the pool is closing
         procs = [*self._idle, *self._busy.values()]
         self._idle, self._busy = [], {}
         for proc in procs:
