@@ -885,3 +885,85 @@ def test_a_parents_tasks_extension_installed_after_a_proxy_is_mounted_is_refused
     with pytest.raises(ValueError, match="'io.modelcontextprotocol/tasks' is installed twice"):
         parent.extension(Tasks())
     assert type(parent.extensions[TASKS]).__name__ == "TaskRelays"  # the hub, untouched
+
+
+# -- a child's middleware around the completions the parent routes to it ----------------------
+
+
+@pytest.mark.parametrize("protocol", ERAS)
+def test_a_childs_middleware_runs_around_completions_routed_to_it(protocol: str) -> None:
+    log: list[tuple[str, str, Any]] = []
+
+    def recorder(label: str) -> Any:
+        async def record(request: Any, call_next: Any) -> Any:
+            ref = request.params.get("ref") or {}
+            log.append((label, request.method, ref.get("name") or ref.get("uri")))
+            if label == "g" and (request.params.get("argument") or {}).get("value") == "no":
+                raise rondo.McpError(-32602, f"{label} refuses it")
+            return await call_next(request)
+
+        return record
+
+    g = rondo.Server("g", middleware=[recorder("g")])
+    c = rondo.Server("c", middleware=[recorder("c")])
+    parent = rondo.Server("p")
+
+    @g.prompt
+    def topic(name: str) -> str:
+        """A grandchild's prompt."""
+        return name
+
+    @c.prompt
+    def city(name: str) -> str:
+        """A child's prompt."""
+        return name
+
+    @c.resource("weather://{city}", mime_type="text/plain")
+    def weather(city: str) -> str:
+        """A child's template."""
+        return city
+
+    @parent.prompt
+    def own(name: str) -> str:
+        """The parent's own."""
+        return name
+
+    @g.completion
+    def g_values(ref: Any, argument: Any, context: Any) -> list[str]:
+        return ["g:" + str(ref.get("name"))]
+
+    @c.completion
+    def c_values(ref: Any, argument: Any, context: Any) -> list[str]:
+        return ["c:" + str(ref.get("name") or ref.get("uri"))]
+
+    @parent.completion
+    def p_values(ref: Any, argument: Any, context: Any) -> list[str]:
+        return ["p:" + str(ref.get("name"))]
+
+    mount(c, g, namespace="g")
+    mount(parent, c, namespace="c")
+
+    async def go() -> None:
+        async with Client(parent, protocol=protocol) as client:
+            async def complete(ref: dict[str, str], value: str = "o") -> list[str]:
+                return list((await client.complete(ref, "name", value)).values)
+
+            assert await complete({"type": "ref/prompt", "name": "c_city"}) == ["c:city"]
+            assert log == [("c", "completion/complete", "city")]
+            log.clear()
+            assert await complete({"type": "ref/resource", "uri": "weather://{city}"}) \
+                == ["c:weather://{city}"]
+            assert log == [("c", "completion/complete", "weather://{city}")]
+            log.clear()
+            assert await complete({"type": "ref/prompt", "name": "c_g_topic"}) == ["g:topic"]
+            assert log == [("c", "completion/complete", "g_topic"),
+                           ("g", "completion/complete", "topic")]
+            log.clear()
+            assert await complete({"type": "ref/prompt", "name": "own"}) == ["p:own"]
+            assert log == []  # the parent's own completion passes no child's middleware
+            with pytest.raises(rondo.McpError, match="^g refuses it$"):
+                await complete({"type": "ref/prompt", "name": "c_g_topic"}, "no")
+            assert log == [("c", "completion/complete", "g_topic"),
+                           ("g", "completion/complete", "topic")]
+
+    asyncio.run(go())

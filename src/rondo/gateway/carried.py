@@ -2,7 +2,8 @@
 
 `ChildMiddleware` is an extension the parent gets at its first mount of a child that has
 server-wide middleware (a parent that mounts none pays nothing). It wraps `tools/call`,
-`prompts/get` and `resources/read`: a request that reaches a mounted child's component runs
+`prompts/get`, `resources/read` and `completion/complete` (a ref the parent routes to a child):
+a request that reaches a mounted child's component runs
 through that child's middleware, in the child's order, inside the parent's own middleware
 (which wraps the whole row); the parent's own components and other mounts' do not see it.
 
@@ -45,7 +46,23 @@ class ChildMiddleware:
     def wraps(self) -> list[Wrap]:
         return [Wrap("tools/call", self._around("tool"), tools=self._takes),
                 Wrap("prompts/get", self._around("prompt")),
-                Wrap("resources/read", self._around("resource"))]
+                Wrap("resources/read", self._around("resource")),
+                Wrap("completion/complete", self._complete)]
+
+    async def _complete(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        """A completion the parent routes to a mounted child (a ref to its prompt, resource
+        or template) runs through that child's middleware, as a call of the component would;
+        any other ref, the parent's own, does not."""
+        ref = req.params.get("ref")
+        if not isinstance(ref, Mapping):
+            return await call_next(core, req)
+        kind = {"ref/prompt": "prompt", "ref/resource": "resource"}.get(str(ref.get("type")))
+        if kind is None:
+            return await call_next(core, req)
+        chain = self._chain(kind, ref.get("name" if kind == "prompt" else "uri"))
+        if not chain:
+            return await call_next(core, req)
+        return await _run(chain, 0, core, req, call_next)
 
     def _takes(self, tool: Any) -> bool:
         """Only tools of a mount whose child (or grandchild...) has middleware leave the fast
@@ -94,7 +111,11 @@ async def _run(chain: list[tuple[Mount, Any]], index: int, core: Core, req: Requ
         return await call_next(core, req)
     made, own = chain[index]
     view = RequestView(req, core.server)
-    if req.method != "resources/read":  # each child's middleware sees its own name
+    ref = req.params.get("ref")
+    if req.method == "completion/complete":  # each child's middleware sees its own name
+        if isinstance(ref, Mapping) and ref.get("type") == "ref/prompt":
+            object.__setattr__(view, "params", freeze({**req.params, "ref": {**ref, "name": own}}))
+    elif req.method != "resources/read":
         object.__setattr__(view, "params", freeze({**req.params, "name": own}))
     result = await run_chain(made.child.middleware, view,
                              lambda: _run(chain, index + 1, core, req, call_next))
