@@ -11,7 +11,13 @@ one process over HTTP. "direct" loads it; "rondo proxy" is `rondo proxy UPSTREAM
 fastmcp anchor venv (run.py's: fastmcp 4.1.6 with the same uvloop and httptools). The server
 side (upstream, and the proxy when there is one) is pinned to CPU 0 and wrk to CPU 1, as in
 run.py, so a proxy shares its core with its upstream: flows/s is what one core gives the whole
-chain. Load is run.py's wrk harness (post.lua, mrtr.lua: a flow counts only if its second leg
+chain ("shared core", the layout every run before 2026-12-06 05:40 UTC used). Two more
+configurations run in the same rounds: "rondo proxy, own core" has CPU 0 to itself and its
+upstream runs on CPU 1 beside wrk (as in production, where a proxy and its upstream do not
+share a core), and "direct + neighbour" is the direct server on CPU 0 beside a second copy of
+the same server, also on CPU 0 and loaded by a second wrk on CPU 1 with the same load: what a
+busy process sharing its core does to a server's CPU per call, without any proxy. Load is
+run.py's wrk harness (post.lua, mrtr.lua: a flow counts only if its second leg
 returns "blue"). Every round starts every process afresh and runs the configurations in turn;
 the best round counts for throughput, the median for CPU per call. Writes
 benchmarks/results/proxy-latest.md.
@@ -32,6 +38,8 @@ from typing import Any
 
 from run import (
     ANCHOR_VENVS,
+    HERE,
+    LOAD_CPU,
     RESULTS,
     ROOT,
     SERVER_CPU,
@@ -49,7 +57,11 @@ from run import (
 
 UPSTREAM = ROOT / "benchmarks" / "server.py"
 FASTMCP_PROXY = ROOT / "benchmarks" / "anchors" / "fastmcp_proxy.py"
-CONFIGS = ("direct", "rondo proxy", "fastmcp proxy")
+DIRECT, NEIGHBOUR = "direct", "direct + neighbour"
+SHARED, OWN, FASTMCP = "rondo proxy, shared core", "rondo proxy, own core", "fastmcp proxy"
+CONFIGS = (DIRECT, NEIGHBOUR, SHARED, OWN, FASTMCP)
+# Where each configuration's upstream (or direct server) runs, and its proxy.
+UPSTREAM_CPU = {OWN: LOAD_CPU}
 
 
 @dataclass
@@ -66,25 +78,33 @@ class Runs:
     notes: list[str] = field(default_factory=list)
 
 
-def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[Any]:
+def spawn(argv: list[str], log: Path, env: dict[str, str] | None = None,
+          cpu: int = SERVER_CPU) -> subprocess.Popen[Any]:
     with log.open("wb") as out:
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, preexec_fn=pinned(SERVER_CPU),
+                                stderr=subprocess.STDOUT, preexec_fn=pinned(cpu),
                                 env={**os.environ, **(env or {})}, cwd=ROOT)
 
 
 def start(config: str) -> tuple[list[subprocess.Popen[Any]], int, int]:
-    """The processes of one configuration (upstream first), the port loaded, the upstream's."""
+    """The processes of one configuration (upstream first), the port loaded, and the port of
+    the neighbour (the second server beside "direct + neighbour"; 0 for the others)."""
     up_port = free_port()
     upstream = spawn([sys.executable, str(UPSTREAM), "http", str(up_port)],
-                     RESULTS / "proxy-upstream.log")
+                     RESULTS / "proxy-upstream.log", cpu=UPSTREAM_CPU.get(config, SERVER_CPU))
     procs = [upstream]
     wait_http_ready(up_port, upstream)
-    if config == "direct":
-        return procs, up_port, up_port
+    if config == DIRECT:
+        return procs, up_port, 0
+    if config == NEIGHBOUR:
+        side_port = free_port()
+        side = spawn([sys.executable, str(UPSTREAM), "http", str(side_port)],
+                     RESULTS / "proxy-neighbour.log")
+        wait_http_ready(side_port, side)
+        return [upstream, side], up_port, side_port
     port = free_port()
     url = f"http://127.0.0.1:{up_port}/mcp"
-    if config == "rondo proxy":
+    if config in (SHARED, OWN):
         rondo = str(Path(sys.executable).parent / "rondo")
         front = spawn([rondo, "proxy", url, "--http", f"127.0.0.1:{port}"],
                       RESULTS / "proxy-rondo.log",
@@ -97,10 +117,30 @@ def start(config: str) -> tuple[list[subprocess.Popen[Any]], int, int]:
     return procs, port, up_port
 
 
+class Neighbour:
+    """A second wrk on the load CPU driving the neighbour server with the same load, for as
+    long as the measured wrk's warm-up and run (and a second more each side)."""
+
+    def __init__(self, port: int, script: str, env: dict[str, str], args: argparse.Namespace):
+        self.proc: subprocess.Popen[Any] | None = None
+        if port:
+            seconds = max(1, round(args.warmup)) + max(1, round(args.duration)) + 3
+            self.proc = subprocess.Popen(
+                ["wrk", f"-t{args.connections}", f"-c{args.connections}", f"-d{seconds}s",
+                 "-s", str(HERE / "wrk" / script), f"http://127.0.0.1:{port}/mcp"],
+                env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, preexec_fn=pinned(LOAD_CPU))
+            time.sleep(1.0)  # its connections open and its load is running
+
+    def close(self) -> None:
+        if self.proc is not None:
+            stop(self.proc)
+
+
 def measured(procs: list[subprocess.Popen[Any]], port: int, script: str, env: dict[str, str],
-             args: argparse.Namespace, counted: str) -> tuple[dict[str, float], float | None,
-                                                               float | None]:
-    front, up = procs[-1], procs[0]
+             args: argparse.Namespace, counted: str,
+             direct: bool) -> tuple[dict[str, float], float | None, float | None]:
+    front, up = (procs[0], procs[0]) if direct else (procs[-1], procs[0])
     before = (cpu_seconds(front.pid), cpu_seconds(up.pid))
     numbers = wrk_numbers(wrk(script, port, env, args, args.duration))
     count = numbers.get(counted, 0)
@@ -111,18 +151,29 @@ def measured(procs: list[subprocess.Popen[Any]], port: int, script: str, env: di
 
 def one_round(config: str, runs: Runs, args: argparse.Namespace) -> None:
     add_env, mrtr_env = wrk_envs()
-    procs, port, _ = start(config)
+    procs, port, side_port = start(config)
+    direct = config in (DIRECT, NEIGHBOUR)
     try:
-        wrk("post.lua", port, add_env, args, args.warmup)
-        numbers, front_us, up_us = measured(procs, port, "post.lua", add_env, args, "requests")
+        side = Neighbour(side_port, "post.lua", add_env, args)
+        try:
+            wrk("post.lua", port, add_env, args, args.warmup)
+            numbers, front_us, up_us = measured(procs, port, "post.lua", add_env, args,
+                                                "requests", direct)
+        finally:
+            side.close()
         runs.add_rps.append(numbers.get("rps", 0.0))
         runs.bad += int(numbers.get("bad_responses", 0) + numbers.get("non2xx", 0))
         if front_us is not None:
             runs.add_front_us.append(front_us)
         if up_us is not None:
             runs.add_up_us.append(up_us)
-        wrk("mrtr.lua", port, mrtr_env, args, args.warmup)
-        numbers, front_us, up_us = measured(procs, port, "mrtr.lua", mrtr_env, args, "flows")
+        side = Neighbour(side_port, "mrtr.lua", mrtr_env, args)
+        try:
+            wrk("mrtr.lua", port, mrtr_env, args, args.warmup)
+            numbers, front_us, up_us = measured(procs, port, "mrtr.lua", mrtr_env, args,
+                                                "flows", direct)
+        finally:
+            side.close()
         flows = numbers.get("flows", 0.0)
         seconds = numbers.get("duration_us", 0.0) / 1e6 or args.duration
         runs.flows.append(flows / seconds)
@@ -149,11 +200,16 @@ def fmt(value: float | None, digits: int = 0) -> str:
 
 
 def report(results: dict[str, Runs], args: argparse.Namespace, load: tuple[float, ...]) -> str:
-    direct = results["direct"]
+    direct = results[DIRECT]
     lines = [
         f"Proxy benchmark, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
         f"{args.repeat} rounds of {args.duration:g} s per load (warm-up {args.warmup:g} s), "
         f"{args.connections} connections, load average before {load[0]:.2f}.",
+        "",
+        "Layouts: direct = the server alone on CPU 0; direct + neighbour = the same beside a "
+        "second copy of it on CPU 0 under the same load (a second wrk); shared core = proxy and "
+        "upstream both on CPU 0 (the issue's figure so far); own core = the proxy alone on "
+        "CPU 0, its upstream on CPU 1 beside wrk. wrk on CPU 1 throughout.",
         "",
         "| configuration | `add` req/s (best / median) | MRTR flows/s (best / median) | "
         "CPU per `add`, front + upstream (µs) | CPU per flow, front + upstream (µs) | bad |",
@@ -161,15 +217,16 @@ def report(results: dict[str, Runs], args: argparse.Namespace, load: tuple[float
     ]
     for config in CONFIGS:
         runs = results[config]
-        add_cpu = (f"{fmt(median(runs.add_front_us))}" if config == "direct" else
+        alone = config in (DIRECT, NEIGHBOUR)
+        add_cpu = (f"{fmt(median(runs.add_front_us))}" if alone else
                    f"{fmt(median(runs.add_front_us))} + {fmt(median(runs.add_up_us))}")
-        flow_cpu = (f"{fmt(median(runs.mrtr_front_us))}" if config == "direct" else
+        flow_cpu = (f"{fmt(median(runs.mrtr_front_us))}" if alone else
                     f"{fmt(median(runs.mrtr_front_us))} + {fmt(median(runs.mrtr_up_us))}")
         lines.append(
             f"| {config} | {fmt(best(runs.add_rps))} / {fmt(median(runs.add_rps))} | "
             f"{fmt(best(runs.flows))} / {fmt(median(runs.flows))} | {add_cpu} | {flow_cpu} | "
             f"{runs.bad} |")
-    rondo, fast = results["rondo proxy"], results["fastmcp proxy"]
+    fast, side = results[FASTMCP], results[NEIGHBOUR]
 
     def ratio(a: float | None, b: float | None) -> str:
         return "-" if a is None or not b else f"{a / b:.2f}x"
@@ -177,18 +234,32 @@ def report(results: dict[str, Runs], args: argparse.Namespace, load: tuple[float
     lines += [
         "",
         "Goals (issue 38): the proxy's own CPU per call at most 2x a direct call's server CPU; "
-        "at least 5x FastMCP's proxy in flows/s.",
+        "at least 5x FastMCP's proxy in flows/s. Both layouts are stated; the issue's figure "
+        "so far is the shared core's.",
         "",
-        f"- rondo proxy CPU / direct server CPU, `add`: "
-        f"{ratio(median(rondo.add_front_us), median(direct.add_front_us))} (proxy alone), "
-        f"{ratio(_sum(rondo.add_front_us, rondo.add_up_us), median(direct.add_front_us))} "
-        "(proxy + upstream)",
-        f"- rondo proxy CPU / direct server CPU, MRTR flow: "
-        f"{ratio(median(rondo.mrtr_front_us), median(direct.mrtr_front_us))} (proxy alone), "
-        f"{ratio(_sum(rondo.mrtr_front_us, rondo.mrtr_up_us), median(direct.mrtr_front_us))} "
-        "(proxy + upstream)",
-        f"- rondo proxy / fastmcp proxy, flows/s: {ratio(best(rondo.flows), best(fast.flows))} "
-        f"(best), {ratio(median(rondo.flows), median(fast.flows))} (median); `add` req/s: "
+    ]
+    for config in (SHARED, OWN):
+        runs = results[config]
+        lines += [
+            f"- {config}, proxy CPU / direct server CPU, `add`: "
+            f"{ratio(median(runs.add_front_us), median(direct.add_front_us))} (proxy alone), "
+            f"{ratio(_sum(runs.add_front_us, runs.add_up_us), median(direct.add_front_us))} "
+            "(proxy + upstream); MRTR flow: "
+            f"{ratio(median(runs.mrtr_front_us), median(direct.mrtr_front_us))} (proxy alone), "
+            f"{ratio(_sum(runs.mrtr_front_us, runs.mrtr_up_us), median(direct.mrtr_front_us))} "
+            "(proxy + upstream)",
+            f"- {config}, upstream CPU / direct server CPU: "
+            f"{ratio(median(runs.add_up_us), median(direct.add_front_us))} per `add`, "
+            f"{ratio(median(runs.mrtr_up_us), median(direct.mrtr_front_us))} per flow",
+        ]
+    rondo = results[SHARED]
+    lines += [
+        f"- direct + neighbour / direct, server CPU: "
+        f"{ratio(median(side.add_front_us), median(direct.add_front_us))} per `add`, "
+        f"{ratio(median(side.mrtr_front_us), median(direct.mrtr_front_us))} per flow",
+        f"- rondo proxy (shared core) / fastmcp proxy, flows/s: "
+        f"{ratio(best(rondo.flows), best(fast.flows))} (best), "
+        f"{ratio(median(rondo.flows), median(fast.flows))} (median); `add` req/s: "
         f"{ratio(best(rondo.add_rps), best(fast.add_rps))} (best)",
     ]
     for config in CONFIGS:
@@ -208,15 +279,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=RESULTS / "proxy-latest.md")
+    parser.add_argument("--skip-fastmcp", action="store_true",
+                        help="leave FastMCP's proxy out (its 0.1 s per call adds nothing to "
+                             "the CPU comparison)")
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         parser.error("wrk is not installed (apt-get install -y wrk, or run scripts/bench.sh)")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    ensure_anchor("fastmcp")
+    configs = [c for c in CONFIGS if not (args.skip_fastmcp and c == FASTMCP)]
+    if FASTMCP in configs:
+        ensure_anchor("fastmcp")
     load = os.getloadavg()
     results = {config: Runs() for config in CONFIGS}
     for n in range(args.repeat):
-        for config in CONFIGS:
+        for config in configs:
             print(f"round {n + 1}: {config} ...", flush=True)
             try:
                 one_round(config, results[config], args)
