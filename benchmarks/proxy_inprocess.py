@@ -45,13 +45,17 @@ def stub(client: Any) -> None:
     """The upstream link's `resume`, answered from memory as benchmarks/server.py answers."""
 
     async def resume(pending: PendingCall, responses: Any = None, *, manual: bool = False,
-                     on_progress: Any = None) -> Any:
+                     on_progress: Any = None, raw: bool = False) -> Any:
         if pending.params["name"] == "add":
+            if raw:
+                return {"content": [{"type": "text", "text": "3"}], "resultType": "complete"}
             return CallToolResult(content=[{"type": "text", "text": "3"}])
         if not responses:
             return PendingCall(method=pending.method, params=pending.params,
                                input_requests={"color": dict(QUESTION)},
                                request_state="upstream-state-" + "x" * 120)
+        if raw:
+            return {"content": [{"type": "text", "text": "blue"}], "resultType": "complete"}
         return CallToolResult(content=[{"type": "text", "text": "blue"}])
 
     client.resume = resume

@@ -9,10 +9,15 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rondo
 from rondo.client import Client, ElicitRequest, ElicitResult
+from rondo.client.errors import ProtocolError
+from rondo.client.types import CallToolResult, convert
 from rondo.gateway import mount
+from rondo.gateway.proxy import _raw_tool_body, _tool_body
 from tests.helpers.gateway_upstream import served, upstream_server
 
 CALLS: list[tuple[str, Any]] = [
@@ -206,3 +211,40 @@ def test_a_round_sealed_on_one_path_is_answered_on_the_other(first: str) -> None
             done = asyncio.run(go())
     assert done["resultType"] == "complete"
     assert done["content"] == [{"type": "text", "text": "color=blue"}]
+
+
+_ITEMS = st.one_of(
+    st.text(max_size=3), st.integers(), st.none(),
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "image", "audio", "resource",
+                                                    "resource_link", "video", 1])},
+                          optional={"text": st.text(max_size=3), "data": st.just("aGk="),
+                                    "mimeType": st.just("image/png"), "uri": st.just("x:/a"),
+                                    "name": st.just("a"), "resource": st.just({"uri": "x:/a"})}))
+_ANY = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3),
+                 st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2),
+                                                                      st.integers(), max_size=2))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.fixed_dictionaries({}, optional={
+    "content": st.one_of(st.lists(_ITEMS, max_size=3), _ANY), "isError": _ANY,
+    "_meta": _ANY, "structuredContent": _ANY, "resultType": st.just("complete"),
+    "extra": _ANY}))
+def test_the_lanes_raw_result_is_checked_and_shaped_as_the_typed_one(result: dict[str, Any]
+                                                                     ) -> None:
+    # The relay lane takes a 2026-07-28 upstream's result as sent (`Client.resume(raw=True)`):
+    # the same body, or the same failure (ProtocolError: "upstream unavailable"; TypeError:
+    # the tool's isError result), as converting it to `CallToolResult` and shaping that.
+    def typed() -> Any:
+        try:
+            return _tool_body(convert(result, CallToolResult, "tools/call result"))
+        except (ProtocolError, TypeError) as exc:
+            return type(exc)
+
+    def raw() -> Any:
+        try:
+            return _raw_tool_body(result)
+        except (ProtocolError, TypeError) as exc:
+            return type(exc)
+
+    assert raw() == typed()

@@ -32,10 +32,11 @@ from ..auth.principal import CALLER, Principal
 from ..client import Client, ClientError, PendingCall, RequestTimeout
 from ..client.loop import NoHandler
 from ..client.mcpjson import ServerEntry
+from ..client.errors import ProtocolError
 from ..client.types import CallToolResult, GetPromptResult, ReadResourceResult
 from ..mrtr.result import InputRequired
 from ..server.components import Prompt
-from ..server.content import ToolResult, as_block
+from ..server.content import ToolResult, as_block, is_content_block
 from ..server.context import Context
 from ..server.server import Server
 from ..wire.errors import MISSING_CAPABILITY, McpError
@@ -207,8 +208,12 @@ class Upstream:
         elif self.rewatch is not None:
             self.rewatch.set()  # the follower reopens its listen stream with this URI too
 
-    async def relay(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
-        """One round of `method` upstream: the final result, or `InputRequired` to relay."""
+    async def relay(self, ctx: Context, method: str, params: dict[str, Any], *,
+                    tool_body: bool = False) -> Any:
+        """One round of `method` upstream: the final result, or `InputRequired` to relay.
+        `tool_body` (a `tools/call` on the relay lane): a 2026-07-28 upstream's final result
+        is taken as sent (`Client.resume(raw=True)`) and answered as the proxy's result
+        object (`_raw_tool_body`), without the typed `CallToolResult` in between."""
         client = self.client
         if client is None:
             raise McpError(UNAVAILABLE, "upstream unavailable: not connected")
@@ -241,7 +246,10 @@ class Upstream:
             # The answers as the client sent them (the retry's params copy them).
             result: Any = await client.resume(
                 pending, ctx.input_responses, manual=True,
-                on_progress=None if ctx.progress_token is None else _progress_of(ctx))
+                on_progress=None if ctx.progress_token is None else _progress_of(ctx),
+                raw=tool_body)
+            if tool_body and type(result) is dict:
+                result = _raw_tool_body(result)  # a malformed one: ProtocolError, as convert
         except McpError as exc:
             data = exc.data if exc.code == MISSING_CAPABILITY else None
             raise passed_on(exc, data) from None
@@ -604,13 +612,42 @@ def _tool_body(result: CallToolResult) -> dict[str, Any]:
     return body
 
 
+def _raw_tool_body(result: dict[str, Any]) -> dict[str, Any]:
+    """`_tool_body` of the upstream's `CallToolResult` as sent (`Client.resume(raw=True)`):
+    the shape `convert` checks (`content` an array of objects, `isError` a boolean, `_meta` an
+    object; else ProtocolError), then every content item a content block (else a TypeError,
+    as `as_block` raises), and only the four members `_tool_body` keeps."""
+    content = result.get("content", [])
+    is_error = result.get("isError", False)
+    meta = result.get("_meta")
+    if (type(content) is not list or type(is_error) is not bool
+            or (meta is not None and type(meta) is not dict)):
+        raise ProtocolError("malformed tools/call result: content, isError or _meta")
+    for item in content:
+        if not is_content_block(item):
+            if type(item) is not dict:
+                raise ProtocolError("malformed tools/call result: a content item not an object")
+            raise TypeError(f"not a content block: {item!r:.80}")
+    body: dict[str, Any] = {"content": content}
+    structured = result.get("structuredContent")
+    if structured is not None:
+        body["structuredContent"] = structured
+    if is_error:
+        body["isError"] = True
+    if meta is not None:
+        body["_meta"] = meta
+    return body
+
+
 def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
     upstream_name = tool.name
 
     async def relay(ctx: Context, arguments: dict[str, Any]) -> Any:
         # The relay lane's call (core/relay.py): the arguments as the client sent them.
+        # A 2026-07-28 upstream's result comes back as sent and checked (`_raw_tool_body`);
+        # a legacy one's through the bridge, typed.
         result = await link.relay(ctx, "tools/call", {"name": upstream_name,
-                                                      "arguments": arguments})
+                                                      "arguments": arguments}, tool_body=True)
         return _tool_body(result) if isinstance(result, CallToolResult) else result
 
     async def call(ctx: Context, **arguments: Any) -> Any:
