@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..auth.principal import CALLER, Principal
 from ..client import Client, ClientError, PendingCall, RequestTimeout
+from ..client.errors import ProtocolError
 from ..client.loop import NoHandler
 from ..client.mcpjson import ServerEntry
-from ..client.errors import ProtocolError
 from ..client.types import CallToolResult, GetPromptResult, ReadResourceResult
 from ..mrtr.result import InputRequired
 from ..server.components import Prompt
