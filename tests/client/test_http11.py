@@ -369,11 +369,34 @@ def test_parse_head_refuses_garbage_with_a_protocol_error_only(raw: bytes) -> No
         status, _, version = parse_head(raw)
     except httpx.RemoteProtocolError:
         return
-    assert version.startswith(b"HTTP/1.") and status >= 0
+    assert version.startswith(b"HTTP/1.") and 100 <= status <= 599
+    code = raw.split(b"\r\n", 1)[0].split(b" ", 2)[1]
+    assert len(code) == 3 and code == b"%d" % status  # exactly the three digits it was given
+
+
+@settings(max_examples=300, deadline=None)
+@given(code=st.one_of(st.integers(0, 10**6).map(lambda n: b"%d" % n),
+                      st.text("0123456789", max_size=6).map(str.encode)),
+       rest=st.sampled_from([b"", b" OK", b" ", b"\r\nA: b"]))
+def test_parse_head_takes_a_status_of_three_digits_from_100_to_599_and_refuses_the_rest(
+        code: bytes, rest: bytes) -> None:
+    from rondo.client.transports.http11_conn import parse_head
+
+    raw = b"HTTP/1.1 " + code + rest
+    if len(code) == 3 and 100 <= int(code) <= 599:
+        assert parse_head(raw)[0] == int(code)
+    else:  # "0", "99", "0200", "600", "99999", "": a protocol error, never a status
+        with pytest.raises(httpx.RemoteProtocolError, match="malformed status line"):
+            parse_head(raw)
 
 
 @pytest.mark.parametrize(("raw", "message"), [
     (b"HTTP/1.1 2x0 OK", "malformed status line"),
+    (b"HTTP/1.1 0 OK", "malformed status line"),
+    (b"HTTP/1.1 99999 OK", "malformed status line"),
+    (b"HTTP/1.1 099 OK", "malformed status line"),
+    (b"HTTP/1.1 600 OK", "malformed status line"),
+    (b"HTTP/1.1 0200 OK", "malformed status line"),
     (b"HTTP/1.1 \xb2\xb3\xb9 OK", "malformed status line"),  # latin-1 digits are not digits
     (b"HTTP/1.1 200 OK\r\n Leading: space", "malformed header line"),
     (b"HTTP/1.1 200 OK\r\n: no name", "malformed header line"),

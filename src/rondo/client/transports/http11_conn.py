@@ -45,7 +45,10 @@ def parse_head(raw: bytes) -> tuple[int, LeanHeaders, bytes]:
     end = raw.find(b"\r\n")
     first = raw if end < 0 else raw[:end]
     parts = first.split(b" ", 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+    # The status: exactly three ASCII digits, 100 to 599 (RFC 9110 section 15); "0", "0200",
+    # "600" or "99999" is a protocol error (the caller drops the connection), never a status.
+    if (len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or len(parts[1]) != 3
+            or not parts[1].isdigit() or not b"100" <= parts[1] <= b"599"):
         raise httpx.RemoteProtocolError(f"malformed status line {first[:80]!r}")
     headers = LeanHeaders()
     if end >= 0:
