@@ -108,7 +108,13 @@ def _b64(raw: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    # Only the one spelling `_b64` writes: the decoder alone skips characters outside the
+    # alphabet and takes padding and unused low bits as they come, so an edited id ("!" or
+    # "=" added, a last character's spare bits changed) would open as the one it was made from.
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(raw) != text:
+        raise ValueError("not base64url as a proxy task id spells it")
+    return raw
 
 
 class TaskRelay:
