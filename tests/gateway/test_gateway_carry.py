@@ -967,3 +967,63 @@ def test_a_childs_middleware_runs_around_completions_routed_to_it(protocol: str)
                            ("g", "completion/complete", "topic")]
 
     asyncio.run(go())
+
+
+# -- a child's middleware around tasks/* of the tasks its tools made ---------------------------
+
+
+@pytest.mark.parametrize("proxy", [False, True], ids=["own-tasks", "beside-a-proxy"])
+def test_a_childs_middleware_runs_around_the_tasks_its_tools_made(proxy: bool) -> None:
+    import contextlib
+
+    log: list[tuple[str, Any]] = []
+    refuse: set[str] = set()
+
+    async def record(request: Any, call_next: Any) -> Any:
+        log.append((request.method, request.params.get("taskId")))
+        if request.method in refuse:
+            raise rondo.McpError(-32602, "kid refuses it")
+        return await call_next(request)
+
+    child = task_tools(rondo.Server("kid", middleware=[record]), "kid")
+    parent = task_tools(rondo.Server("parent", state=StatePolicy(principal=by_name)), "home")
+    mount(parent, child, namespace="kid")
+    with contextlib.ExitStack() as stack:
+        if proxy:  # the relays' hub then answers tasks/* and says which tool made a task
+            east_url, _ = stack.enter_context(served(task_upstream("east").asgi()))
+            mount(parent, rondo.proxy(east_url), namespace="east")
+        url, _ = stack.enter_context(served(parent.asgi()))
+
+        async def go() -> None:
+            loop = asyncio.get_running_loop()
+            async with Client(url, name="alice", tasks=True, on_elicit=yes) as client:
+                ids = {tool: (await client.call_raw(tool, {"seconds": 0.2}))["taskId"]
+                       for tool in ["kid_slow", "slow"] + (["east_slow"] if proxy else [])}
+                log.clear()
+                assert (await client.task(ids["kid_slow"]).wait()).text == "kid slept 0.2"
+                assert log and set(log) == {("tasks/get", ids["kid_slow"])}
+                log.clear()
+                assert (await client.task(ids["slow"]).wait()).text == "home slept 0.2"
+                if proxy:
+                    assert (await client.task(ids["east_slow"]).wait()).text == "east slept 0.2"
+                assert log == []  # the parent's own task, a proxy's: not the child's
+                # tasks/update of the child's task passes its middleware
+                raw = await client.call_raw("kid_delete", {"filename": "a.txt"})
+                log.clear()
+                assert (await client.task(raw["taskId"]).wait()).text == "kid deleted a.txt"
+                assert ("tasks/update", raw["taskId"]) in log
+                # tasks/cancel too, and its refusal is the client's answer
+                raw = await client.call_raw("kid_slow", {"seconds": 30})
+                refuse.add("tasks/cancel")
+                with pytest.raises(rondo.McpError, match="^kid refuses it$"):
+                    await client.task(raw["taskId"]).cancel()
+                refuse.clear()
+                log.clear()
+                await client.task(raw["taskId"]).cancel()
+                assert log == [("tasks/cancel", raw["taskId"])]
+                deadline = loop.time() + 10
+                while (await client.task(raw["taskId"]).get())["status"] != "cancelled":
+                    assert loop.time() < deadline
+                    await asyncio.sleep(0.05)
+
+        asyncio.run(go())

@@ -104,6 +104,42 @@ class ChildMiddleware:
         return around
 
 
+TASKS = "io.modelcontextprotocol/tasks"  # the wire name (gateway/tasks.py imports the client)
+
+
+class ChildTaskMiddleware:
+    """The parent's runner of a mounted child's middleware around `tasks/get|update|cancel` of
+    a task that child's tool made: installed beside the child-middleware wrap while the parent
+    has a tasks extension (its rows are what it wraps), taken out with it. The tasks extension
+    says which tool made a task (`tool_of(core, req, task_id)`, duck-typed: the gateway does
+    not name the tasks package), one store read per poll, paid only with such a child."""
+
+    name = "dev.rondo/gateway-child-task-middleware"
+    carried = False
+    METHODS = ("tasks/get", "tasks/update", "tasks/cancel")
+
+    def __init__(self, outer: ChildMiddleware) -> None:
+        self._outer = outer
+
+    def capability(self, server: Server) -> Mapping[str, Any] | None:
+        return None
+
+    def methods(self) -> Collection[Method]:
+        return ()
+
+    def wraps(self) -> list[Wrap]:
+        return [Wrap(method, self._around) for method in self.METHODS]
+
+    async def _around(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        tasks = core.server.extensions.get(TASKS)
+        find = getattr(tasks, "tool_of", None)
+        tool = None if find is None else await find(core, req, req.params.get("taskId"))
+        chain = self._outer._chain("tool", tool) if isinstance(tool, str) else []
+        if not chain:
+            return await call_next(core, req)
+        return await _run(chain, 0, core, req, call_next)
+
+
 async def _run(chain: list[tuple[Mount, Any]], index: int, core: Core, req: Request,
                call_next: Handler) -> dict[str, Any]:
     """`chain[index]`'s child middleware around the rest of the chain, then the row."""
@@ -115,7 +151,7 @@ async def _run(chain: list[tuple[Mount, Any]], index: int, core: Core, req: Requ
     if req.method == "completion/complete":  # each child's middleware sees its own name
         if isinstance(ref, Mapping) and ref.get("type") == "ref/prompt":
             object.__setattr__(view, "params", freeze({**req.params, "ref": {**ref, "name": own}}))
-    elif req.method != "resources/read":
+    elif req.method in ("tools/call", "prompts/get"):
         object.__setattr__(view, "params", freeze({**req.params, "name": own}))
     result = await run_chain(made.child.middleware, view,
                              lambda: _run(chain, index + 1, core, req, call_next))

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..server.components import Prompt, Resource, Tool
 from ..server.server import Server
-from .carried import ChildMiddleware
+from .carried import TASKS, ChildMiddleware, ChildTaskMiddleware
 from .carry import Carrier
 from .transform import UNROUTED, Transform, Visibility, Visible, tags_of
 
@@ -395,6 +395,21 @@ def _machinery(parent: Server) -> None:
         parent.extension(Visibility(mounts))
     if ChildMiddleware.name not in parent.extensions and needs(parent, "middleware"):
         parent.extension(ChildMiddleware(mounts))
+        parent.on_change(lambda what, detail: _task_wrap(parent, what, detail))
+        _task_wrap(parent, "extension", parent.extensions.get(TASKS))
+
+
+def _task_wrap(parent: Server, what: str, detail: Any) -> None:
+    """Keep the child-middleware wrap of `tasks/*` while the parent has tasks rows to wrap."""
+    if getattr(detail, "name", None) != TASKS:
+        return
+    have = ChildTaskMiddleware.name in parent.extensions
+    if what == "extension" and not have:
+        outer = parent.extensions.get(ChildMiddleware.name)
+        if isinstance(outer, ChildMiddleware):
+            parent.extension(ChildTaskMiddleware(outer))
+    elif what == "unextension" and have:
+        parent.remove_extension(ChildTaskMiddleware.name)
 
 
 def _mounts(parent: Server) -> dict[str, Mount]:

@@ -374,6 +374,14 @@ class TaskRelays:
             self._take(default_of("task"))
         return self.local
 
+    async def tool_of(self, core: Core, req: Request, task_id: Any) -> str | None:
+        """The tool whose call made a task of the server's own (`local`'s); a proxy's task
+        names none (its tool is the upstream's business)."""
+        if isinstance(task_id, str) and task_id.startswith(_PREFIX + "."):
+            return None
+        find = getattr(self.local, "tool_of", None)
+        return None if find is None else await find(core, req, task_id)
+
     def context_calls(self) -> dict[str, Any]:
         """`ctx.start_task()` in the server's own task tools: `local`'s."""
         def start_task(ctx: Any, *args: Any, **kwargs: Any) -> Any:

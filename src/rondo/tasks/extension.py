@@ -153,6 +153,14 @@ class Tasks:
 
             self.store = RedisTaskStore(url=url)
 
+    async def tool_of(self, core: Core, req: Request, task_id: Any) -> str | None:
+        """The tool whose call made task `task_id` (None: unknown, or made before records
+        named it); whose task it is is checked by the row, not here."""
+        if not isinstance(task_id, str) or not task_id:
+            return None
+        record = await self.store.get(task_id)
+        return None if record is None else record.tool
+
     # -- who is asking ------------------------------------------------------------------------
 
     def principal_of(self, core: Core, req: Request) -> str | None:

@@ -31,7 +31,9 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     creating span's context (tracing only, `Tracer.task_origin`); left out of the JSON when
     unset, and typed loosely so a damaged value still decodes (the tracer ignores it).
     `client` is whom the task counts against for the per-client quota: the principal's digest,
-    or for an anonymous request the digest of its network peer (None: anonymous over a pipe)."""
+    or for an anonymous request the digest of its network peer (None: anonymous over a pipe).
+    `tool` names the tool whose call made it (a gateway routes the task's polls through the
+    middleware of the mounted server that tool came from); None in records made before it."""
 
     id: str
     principal: str | None
@@ -51,6 +53,7 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     worker: str | None = None
     client: str | None = None
     trace: Any = msgspec.UNSET
+    tool: str | None = None  # the tool (as the server serves it) whose call made the task
 
     @property
     def terminal(self) -> bool:

@@ -167,6 +167,7 @@ class Launch:
             lease=now + tasks.lease,
             worker=tasks.worker_id,
             client=client_digest(self.principal, self.req.peer),
+            tool=tool if isinstance(tool := self.req.params.get("name"), str) else None,
         )
         span, self.span = self.span, None
         tracer = self.core.tracer
