@@ -187,3 +187,88 @@ def test_at_most_max_adopted_entries_a_list_are_registered() -> None:
     asyncio.run(go())
     assert MAX_ADOPTED == 1024 and len(per.adopted["tools/list"]) == MAX_ADOPTED
     assert offered == [f"a-{n}" for n in range(700)] + [f"b-{n}" for n in range(324)]
+
+
+class _Req:
+    method = "tools/list"
+    params: dict[str, Any] = {}
+    auth = None
+
+
+def test_one_principals_listing_keeps_at_most_max_entries_names_and_max_chars() -> None:
+    """docs/gateway.md: a principal's listing keeps at most 10,000 names and 1 MiB of them;
+    the pages past the bound are not read (before: 64 pages of 1,000 read and all kept)."""
+    from rondo.gateway.percaller import MAX_CHARS, MAX_ENTRIES
+
+    class Link:
+        def __init__(self, size: int) -> None:
+            self.client = self
+            self.pages = 0
+            self.size = size
+
+        async def request(self, method: str, params: Any) -> dict[str, Any]:
+            self.pages += 1
+            n = self.pages
+            return {"tools": [{"name": f"{n}-{i}-".ljust(self.size, "x"), "description": "d" * 100}
+                              for i in range(1000)], "nextCursor": f"c{n}", "ttlMs": 60_000}
+
+    async def go(size: int) -> tuple[Link, list[Any]]:
+        link = Link(size)
+        per = PerCaller(link, lambda method, entries: [])  # type: ignore[arg-type]
+        await per.answer(rondo.Server("s").core, _Req(), principal("a"))  # type: ignore[arg-type]
+        (kept,) = per.kept.values()
+        return link, kept[1]
+
+    link, names = asyncio.run(go(10))
+    assert MAX_ENTRIES == 10_000 and len(names) == MAX_ENTRIES and link.pages == 10
+    assert all(type(name) is str for name in names)  # the names, not the upstream's entries
+    assert names[0] == "1-0-".ljust(10, "x") and names[-1] == "10-999-".ljust(10, "x")
+    link, names = asyncio.run(go(2000))  # 1,000 names of 2,000 characters a page
+    assert MAX_CHARS == 1 << 20 and sum(map(len, names)) <= MAX_CHARS
+    assert len(names) == MAX_CHARS // 2000 and link.pages == 1
+
+
+def test_a_slow_listing_for_one_principal_does_not_hold_up_anothers() -> None:
+    """One listing in flight per principal and list: the same principal's second request
+    waits for it (one upstream listing), another principal's is listed meanwhile (before:
+    one lock per list method, so bob waited for alice's slow upstream)."""
+    class Link:
+        def __init__(self) -> None:
+            self.client = self
+            self.listed: list[str] = []
+            self.gate: asyncio.Event | None = None
+
+        async def request(self, method: str, params: Any) -> dict[str, Any]:
+            who = CALLER.get()
+            assert who is not None and self.gate is not None
+            self.listed.append(str(who.subject))
+            if who.subject == "slow":
+                await self.gate.wait()
+            return {"tools": [{"name": f"t-{who.subject}"}], "ttlMs": 60_000}
+
+    link = Link()
+    per = PerCaller(link, lambda method, entries: [])  # type: ignore[arg-type]
+    core = rondo.Server("s").core
+
+    async def go() -> None:
+        link.gate = asyncio.Event()  # made in the test's loop
+        slow = [asyncio.create_task(per.answer(core, _Req(), principal("slow")))  # type: ignore[arg-type]
+                for _ in range(2)]
+        deadline = time.monotonic() + 5
+        while link.listed != ["slow"]:
+            assert time.monotonic() < deadline, link.listed
+            await asyncio.sleep(0.001)
+        fast = await asyncio.wait_for(per.answer(core, _Req(), principal("fast")), 5)  # type: ignore[arg-type]
+        assert fast["tools"] == [] and link.listed == ["slow", "fast"]
+        assert not any(task.done() for task in slow)
+        assert set(per.locks) == {("tools/list", per_key("slow"))}  # only the one in flight
+        link.gate.set()
+        await asyncio.gather(*slow)
+        assert link.listed == ["slow", "fast"]  # slow's second request waited for its first
+        assert per.locks == {}  # nothing kept once no request holds a lock
+
+    def per_key(who: str) -> str:
+        from rondo.gateway.percaller import principal_key
+        return principal_key(principal(who))
+
+    asyncio.run(go())

@@ -4,6 +4,9 @@ with each caller's own credentials, so an upstream list it marks `private` (2026
 stand for them: each principal's list is listed upstream with that principal's credentials,
 kept for the upstream's `ttlMs` under the principal (at most `MAX_PRINCIPALS` principals, least
 recently used dropped first), and answered from it, paged as the proxy pages its own lists.
+What is kept of a listing is its entries' names (URIs), at most `MAX_ENTRIES` of them and
+`MAX_CHARS` characters together; each page is let go once read (adopted, below). One listing
+is in flight per principal and list; another principal's does not wait for it.
 
 An entry only some callers see is registered too (adopted), so a caller can call what it
 lists; it is listed only to the callers whose own listing holds it (a caller without a
@@ -15,9 +18,11 @@ credentials. Loaded only by a proxy given `upstream_auth=`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..auth.principal import CALLER, Principal
@@ -31,10 +36,14 @@ if TYPE_CHECKING:
     from ..server.request import Request
     from .proxy import Upstream
 
+log = logging.getLogger("rondo.gateway")
+
 UNAVAILABLE = -32603
 MAX_PRINCIPALS = 256  # principals whose lists are kept at once
 MAX_PAGES = 64  # pages of one upstream list read for one principal
 MAX_ADOPTED = 1024  # entries of one list registered beyond the proxy's own listing
+MAX_ENTRIES = 10_000  # entries kept of one principal's listing (the rest not read)
+MAX_CHARS = 1 << 20  # characters of the names (URIs) kept of one principal's listing
 # Per downstream list method: the result key, the field naming an entry, the registry.
 SHAPE = {"tools/list": ("tools", "name", "tools"),
          "prompts/list": ("prompts", "name", "prompts"),
@@ -59,17 +68,32 @@ class PerCaller:
         self.adopt = adopt  # (method, entries) -> the names (URIs) it registered
         self.clock = clock
         self.limit = limit
-        self.kept: OrderedDict[tuple[str, str], tuple[float, list[dict[str, Any]]]] = \
-            OrderedDict()
+        self.kept: OrderedDict[tuple[str, str], tuple[float, list[str]]] = OrderedDict()
         self.adopted: dict[str, set[str]] = {method: set() for method in SHAPE}
-        self.locks = {method: asyncio.Lock() for method in SHAPE}
+        # (method, principal) -> [its lock, requests holding or awaiting it]: one listing in
+        # flight per principal and list; an entry lives while a request uses it (bounded).
+        self.locks: dict[tuple[str, str], list[Any]] = {}
+
+    @contextlib.asynccontextmanager
+    async def _one_listing(self, key: tuple[str, str]) -> AsyncIterator[None]:
+        held = self.locks.get(key)
+        if held is None:
+            held = self.locks[key] = [asyncio.Lock(), 0]
+        held[1] += 1
+        try:
+            async with held[0]:
+                yield
+        finally:
+            held[1] -= 1
+            if not held[1]:
+                del self.locks[key]
 
     async def answer(self, core: Core, req: Request, principal: Principal) -> dict[str, Any]:
         method = req.method
         key = (method, principal_key(principal))
         kept = self.kept.get(key)
         if kept is None or self.clock() >= kept[0]:
-            async with self.locks[method]:  # one listing in flight a list: others wait for it
+            async with self._one_listing(key):  # this principal's other requests wait for it
                 kept = self.kept.get(key)
                 if kept is None or self.clock() >= kept[0]:
                     kept = await self._list(method, principal)
@@ -77,14 +101,9 @@ class PerCaller:
                     while len(self.kept) > self.limit:
                         self.kept.popitem(last=False)
         self.kept.move_to_end(key)
-        result_key, field, registry_name = SHAPE[method]
-        entries = kept[1]
-        adopted = self.adopted[method]
-        if len(adopted) < MAX_ADOPTED:
-            adopted.update(self.adopt(method, entries[:MAX_ADOPTED - len(adopted)]))
+        result_key, _, registry_name = SHAPE[method]
         registry = getattr(core.server, registry_name)
-        items = [registry[name] for entry in entries
-                 if isinstance(name := entry.get(field), str) and name in registry]
+        items = [registry[name] for name in kept[1] if name in registry]
         result = page(core, items, req.params, result_key, req.auth)
         result["ttlMs"] = max(0, int((kept[0] - self.clock()) * 1000))
         result["cacheScope"] = "private"
@@ -99,13 +118,16 @@ class PerCaller:
                  if name not in adopted]
         return page(core, items, req.params, result_key, req.auth)
 
-    async def _list(self, method: str, principal: Principal) -> tuple[float, list[dict[str, Any]]]:
-        """Page through the upstream's `method` with `principal`'s credentials."""
+    async def _list(self, method: str, principal: Principal) -> tuple[float, list[str]]:
+        """Page through the upstream's `method` with `principal`'s credentials: the names
+        listed (bounded), each page's entries adopted as it comes."""
         client = self.link.client
         if client is None:
             raise McpError(UNAVAILABLE, "upstream unavailable: not connected")
-        result_key = SHAPE[method][0]
-        entries: list[dict[str, Any]] = []
+        result_key, field, _ = SHAPE[method]
+        adopted = self.adopted[method]
+        names: list[str] = []
+        chars = 0
         ttl: float | None = None
         cursor: Any = None
         caller = CALLER.set(principal)
@@ -113,11 +135,30 @@ class PerCaller:
             for _ in range(MAX_PAGES):
                 result = await client.request(method, {} if cursor is None else {"cursor": cursor})
                 listed = result.get(result_key)
-                entries += [e for e in listed if isinstance(e, dict)] \
+                entries = [e for e in listed if isinstance(e, dict)] \
                     if isinstance(listed, list) else []
+                if len(adopted) < MAX_ADOPTED:
+                    adopted.update(self.adopt(method, entries[:MAX_ADOPTED - len(adopted)]))
+                full = False
+                for entry in entries:
+                    name = entry.get(field)
+                    if not isinstance(name, str):
+                        continue
+                    chars += len(name)
+                    if chars > MAX_CHARS:
+                        full = True
+                        break
+                    names.append(name)
+                    if len(names) >= MAX_ENTRIES:
+                        full = True
+                        break
                 hint = result.get("ttlMs")
                 if isinstance(hint, int | float) and not isinstance(hint, bool):
                     ttl = hint if ttl is None else min(ttl, hint)
+                if full:
+                    log.warning("upstream %s for one principal reached %d entries or %d "
+                                "characters: the rest is not read", method, MAX_ENTRIES, MAX_CHARS)
+                    break
                 cursor = result.get("nextCursor")
                 if not isinstance(cursor, str) or not cursor:
                     break
@@ -129,7 +170,7 @@ class PerCaller:
             raise McpError(UNAVAILABLE, "upstream unavailable") from None
         finally:
             CALLER.reset(caller)
-        return self.clock() + max(0.0, ttl or 0.0) / 1000.0, entries
+        return self.clock() + max(0.0, ttl or 0.0) / 1000.0, names
 
 
 def adopter(server: Any, link: Upstream) -> Callable[[str, list[dict[str, Any]]], list[str]]:
