@@ -114,7 +114,7 @@ def start(config: str) -> tuple[list[subprocess.Popen[Any]], int, int]:
                        str(port)], RESULTS / "proxy-fastmcp.log")
     procs.append(front)
     wait_http_ready(port, front)
-    return procs, port, up_port
+    return procs, port, 0
 
 
 class Neighbour:
