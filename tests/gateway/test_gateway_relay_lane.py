@@ -9,7 +9,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import rondo
@@ -226,6 +226,7 @@ _ANY = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3),
 
 
 @settings(max_examples=400, deadline=None)
+@example({"content": [{"type": "text"}, ""]})  # a bad block before a non-object
 @given(st.fixed_dictionaries({}, optional={
     "content": st.one_of(st.lists(_ITEMS, max_size=3), _ANY), "isError": _ANY,
     "_meta": _ANY, "structuredContent": _ANY, "resultType": st.just("complete"),

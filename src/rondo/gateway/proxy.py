@@ -623,10 +623,11 @@ def _raw_tool_body(result: dict[str, Any]) -> dict[str, Any]:
     if (type(content) is not list or type(is_error) is not bool
             or (meta is not None and type(meta) is not dict)):
         raise ProtocolError("malformed tools/call result: content, isError or _meta")
+    for item in content:  # every item an object first, as `convert` checks before any block
+        if type(item) is not dict:
+            raise ProtocolError("malformed tools/call result: a content item not an object")
     for item in content:
         if not is_content_block(item):
-            if type(item) is not dict:
-                raise ProtocolError("malformed tools/call result: a content item not an object")
             raise TypeError(f"not a content block: {item!r:.80}")
     body: dict[str, Any] = {"content": content}
     structured = result.get("structuredContent")
