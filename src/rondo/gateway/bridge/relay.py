@@ -159,6 +159,7 @@ class Bridge:
             self.forwarder = Forwarder(self, url)
 
     async def start(self) -> None:
+        self.sessions.open()  # a proxy started again after a close bridges calls again
         if self.forwarder is not None:
             await self.forwarder.start()
 

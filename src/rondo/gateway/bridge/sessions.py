@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("rondo.gateway")
 INPUT_KINDS = ("elicitation", "sampling", "roots")
+CLOSING = "upstream unavailable: the proxy is closing"
 
 
 def input_capabilities(declared: Any) -> dict[str, Any]:
@@ -76,16 +77,23 @@ class Sessions:
         self._calls = itertools.count(1)
         self._closing: set[asyncio.Future[None]] = set()
         self._shared: Any = None  # httpx.AsyncClient, made on first use
+        self._shut = False  # close() began
 
     async def client_for(self, declared: Any, *, logs: bool = False) -> tuple[str, Client]:
         """A connected session for one call of a client that declared `declared` (`logs`: the
         client asked for log messages, so the session asks the upstream for all of them and
         the proxy keeps what the client's level wants); hand it back with `release`."""
+        if self._shut:  # as the stdio pool (bridge/pool.py): nothing opened after close()
+            raise McpError(-32603, CLOSING)
         caps = input_capabilities(declared)
         if self.link.kind == "url":
             key = f"call-{next(self._calls)}"
             own = self._make(caps, key, logs=logs)
             await self._connect(own)
+            if self._shut:  # closed while it connected: no session outlives the proxy
+                with contextlib.suppress(Exception):
+                    await own.close()
+                raise McpError(-32603, CLOSING)
             self.clients[key] = own
             return key, own
         if self.pool is None:  # a stdio upstream: processes of its own (bridge/pool.py)
@@ -189,7 +197,15 @@ class Sessions:
             log.debug("upstream %s: closing a bridge session: %s", self.link.identity,
                       task.exception())
 
+    def open(self) -> None:
+        """The proxy starts (again, after a close: its lifespan runs once per start): calls
+        open sessions again, a stdio upstream's on a new pool (a closed one lends nothing)."""
+        self._shut = False
+        if self.pool is not None and self.pool._closed:
+            self.pool = None
+
     async def close(self) -> None:
+        self._shut = True
         if self.pool is not None:
             await self.pool.close()
         if self._closing:
