@@ -104,7 +104,7 @@ def test_mounted_proxies_relay_tasks_each_to_its_own_upstream() -> None:
     # each upstream saw only its own task's polls, under its own id
     east_gets, west_gets = upstream_posts(east, "tasks/get"), upstream_posts(west, "tasks/get")
     assert east_gets and west_gets
-    assert all(not p["mcp-name"].startswith("t1.") for p in east_gets + west_gets)
+    assert all(not p["mcp-name"].startswith("t2.") for p in east_gets + west_gets)
     assert {p["mcp-name"] for p in east_gets}.isdisjoint({p["mcp-name"] for p in west_gets})
     assert len(upstream_posts(west, "tasks/cancel")) == 1
     assert not upstream_posts(east, "tasks/cancel")
@@ -731,7 +731,7 @@ def test_a_parent_runs_its_own_and_a_childs_tasks_beside_a_mounted_proxys(
                         raw = await client.call_raw(tool, {"seconds": 0.3})
                         assert raw["resultType"] == "task", label
                         ids[label] = raw["taskId"]
-                    assert ids["east"].startswith("t1.") and not ids["home"].startswith("t1.")
+                    assert ids["east"].startswith("t2.") and not ids["home"].startswith("t2.")
                     # one listen stream follows all three, each from where it runs
                     async with client.listen(task_ids=list(ids.values())) as sub:
                         assert sorted(sub.acknowledged["taskIds"]) == sorted(ids.values())

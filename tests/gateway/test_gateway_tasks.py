@@ -83,7 +83,7 @@ def test_a_task_with_a_question_runs_to_its_end_through_the_proxy(proxied: Any) 
             discovered = await client.discover()
             assert "io.modelcontextprotocol/tasks" in discovered.capabilities["extensions"]
             raw = await client.call_raw("slow", {"seconds": 0.2})
-            assert raw["resultType"] == "task" and raw["taskId"].startswith("t1.")
+            assert raw["resultType"] == "task" and raw["taskId"].startswith("t2.")
             assert "requestState" not in raw
             handle = client.task(raw["taskId"])
             assert (await handle.wait()).text == "slept 0.2"
@@ -96,7 +96,7 @@ def test_a_task_with_a_question_runs_to_its_end_through_the_proxy(proxied: Any) 
     gets = upstream_calls(recorder, "tasks/get")
     assert gets, "no tasks/get reached the upstream"
     # Upstream, the task is named by the upstream's own id (Mcp-Name), never the proxy's.
-    assert all(not get["mcp-name"].startswith("t1.") for get in gets)
+    assert all(not get["mcp-name"].startswith("t2.") for get in gets)
     assert upstream_calls(recorder, "tasks/update"), "the answer did not go upstream"
 
 
@@ -115,7 +115,7 @@ def test_task_ids_are_bound_to_the_principal_and_checked_before_the_upstream(
                 f"{head}.{upstream_part}x.{kid}.{mac}",  # another upstream id, same mac
                 f"{head}.{upstream_part}.{kid}.{mac[:-2]}AA",  # an edited mac
                 f"{head}.{upstream_part}.nokey.{mac}",  # a key the proxy does not hold
-                "t1.not-base64!.k.m",
+                "t2.not-base64!.k.m",
                 "an-upstream-id",
             ]
             for bad in forged:
@@ -157,7 +157,7 @@ def test_cancel_is_relayed_and_undeclared_clients_get_sync_calls_and_minus_32021
 
     asyncio.run(go())
     cancels = upstream_calls(recorder, "tasks/cancel")
-    assert len(cancels) == 1 and not cancels[0]["mcp-name"].startswith("t1.")
+    assert len(cancels) == 1 and not cancels[0]["mcp-name"].startswith("t2.")
     deadline = time.monotonic() + 5  # the upstream's task itself was cancelled
     while "30" not in CANCELLED and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -7,11 +7,14 @@ back as the upstream's task (`resultType: "task"`), under a proxy task id; `task
 upstream's own id; a `subscriptions/listen` naming such ids in `taskIds` is followed on the
 upstream's own listen stream (`relay_task_notes`).
 
-A proxy task id keeps no memory: it is `t1.<upstream id>.<key id>.<mac>`, where the MAC (the
+A proxy task id keeps no memory: it is `t2.<upstream id>.<key id>.<mac>`, where the MAC (the
 proxy's `StatePolicy` keys) binds the upstream's id to this upstream and to the principal the
-proxy authenticated. Any replica with the keys serves it; another principal's id, another
+proxy authenticated; its input frames each field with its length, so no field's content can
+move a boundary. Any replica with the keys serves it; another principal's id, another
 upstream's, or an edited one is refused -32602 exactly as an unknown id is, and never reaches
-the upstream.
+the upstream. A `t1` id (fields joined by newlines, which a field could contain) is refused as
+unknown. An upstream task id longer than `MAX_UPSTREAM_ID` bytes is not wrapped: the upstream
+task is cancelled and the `tools/call` fails -32603, so no task is issued that no id reaches.
 """
 
 from __future__ import annotations
@@ -50,8 +53,12 @@ UNAVAILABLE = -32603
 # it needs nothing of rondo's own tasks package (which a proxy never imports).
 EXTENSION = "io.modelcontextprotocol/tasks"
 NOT_FOUND = "Failed to retrieve task: Task not found"
-_PREFIX = "t1"
+_PREFIX = "t2"
 _MAX_ID = 512  # a proxy task id longer than this is not one of ours
+_MAC_BYTES = 20
+# The longest upstream task id (UTF-8 bytes) a proxy id carries: its base64 (448 characters),
+# "t2." and the dots, the longest key id (32) and the MAC (27) make exactly `_MAX_ID`.
+MAX_UPSTREAM_ID = 336
 MAX_TASK_IDS = 100  # task ids one listen stream may name (as rondo's own tasks extension)
 _MODERN = frozenset({MODERN})
 
@@ -182,9 +189,8 @@ class TaskRelay:
         return "" if principal is None else "p:" + principal
 
     def _mac(self, key: Any, kid: str, upstream_id: str, principal: str) -> bytes:
-        message = "\n".join(("rondo-proxy-task", kid, self.link.identity, upstream_id,
-                             principal))
-        return bytes(key.mac(message.encode()))[:20]
+        return bytes(key.mac(mac_input(kid, self.link.identity, upstream_id, principal))
+                     )[:_MAC_BYTES]
 
     def _keyring(self, core: Core) -> Any:
         policy = core.server.state_policy
@@ -193,6 +199,11 @@ class TaskRelay:
         return policy.keyring
 
     def wrap_id(self, core: Core, req: Request, upstream_id: str) -> str:
+        """The proxy task id for `upstream_id`, bound to this upstream and caller; -32603 for
+        an upstream id longer than `MAX_UPSTREAM_ID` bytes (no id of ours could carry it)."""
+        if len(upstream_id.encode()) > MAX_UPSTREAM_ID:
+            raise McpError(UNAVAILABLE, "the upstream's task id is longer than "
+                           f"{MAX_UPSTREAM_ID} bytes; the proxy cannot relay that task")
         keyring = self._keyring(core)
         mac = self._mac(keyring.signing_key, keyring.signing_id, upstream_id,
                         self._principal(core, req))
@@ -247,17 +258,28 @@ class TaskRelay:
         task = caught.task
         if task is None:
             return result
-        return self._rewritten(core, req, task, "task")
+        upstream_id = _task_id(task)
+        try:
+            task_id = self.wrap_id(core, req, upstream_id)
+        except McpError:
+            await self._cancel_unreachable(req, upstream_id)
+            raise
+        return _rewritten(task, task_id, "task")
 
-    def _rewritten(self, core: Core, req: Request, task: Mapping[str, Any],
-                   result_type: str) -> dict[str, Any]:
-        upstream_id = task.get("taskId")
-        if not isinstance(upstream_id, str) or not upstream_id:
-            raise McpError(UNAVAILABLE, "upstream answered a task without a taskId")
-        out = {key: value for key, value in task.items() if key != "requestState"}
-        out["taskId"] = self.wrap_id(core, req, upstream_id)
-        out["resultType"] = result_type
-        return out
+    async def _cancel_unreachable(self, req: Request, upstream_id: str) -> None:
+        """Cancel upstream a task no proxy id can name (best effort, within the link's
+        timeout): nobody could ever get, update or cancel it through the proxy."""
+        client = self.link.client
+        if client is None:
+            return
+        caller = CALLER.set(req.auth if isinstance(req.auth, Principal) else None)
+        try:
+            await client.request("tasks/cancel", {"taskId": upstream_id})
+        except (ClientError, McpError, OSError) as exc:
+            log.warning("upstream %s: an unrelayable task was not cancelled: %s",
+                        self.link.identity, type(exc).__name__)
+        finally:
+            CALLER.reset(caller)
 
     async def _relay_method(self, core: Core, req: Request) -> dict[str, Any]:
         if not declares_tasks(req.env.capabilities):
@@ -290,9 +312,33 @@ class TaskRelay:
             CALLER.reset(caller)
         if req.method != "tasks/get":
             return {}  # update and cancel: the empty ack
-        out = self._rewritten(core, req, result, "complete")
-        out["taskId"] = req.params["taskId"]  # the id as the client holds it (any key of ours)
-        return out
+        _task_id(result)
+        # The id as the client holds it (any key of ours).
+        return _rewritten(result, req.params["taskId"], "complete")
+
+
+def mac_input(kid: str, identity: str, upstream_id: str, principal: str) -> bytes:
+    """What a `t2` id's MAC covers: each field framed by its UTF-8 length, so two different
+    tuples never give the same bytes whatever the fields contain."""
+    out = bytearray(b"rondo-proxy-task/2")
+    for field in (kid, identity, upstream_id, principal):
+        raw = field.encode()
+        out += b"%d:" % len(raw) + raw
+    return bytes(out)
+
+
+def _task_id(task: Mapping[str, Any]) -> str:
+    upstream_id = task.get("taskId")
+    if not isinstance(upstream_id, str) or not upstream_id:
+        raise McpError(UNAVAILABLE, "upstream answered a task without a taskId")
+    return upstream_id
+
+
+def _rewritten(task: Mapping[str, Any], task_id: str, result_type: str) -> dict[str, Any]:
+    out = {key: value for key, value in task.items() if key != "requestState"}
+    out["taskId"] = task_id
+    out["resultType"] = result_type
+    return out
 
 
 class TaskRelays:
