@@ -249,3 +249,48 @@ def test_the_lanes_raw_result_is_checked_and_shaped_as_the_typed_one(result: dic
             return type(exc)
 
     assert raw() == typed()
+
+
+LAZY = '''
+import sys
+
+import httpx
+
+import rondo
+from tests.helpers.gateway_upstream import upstream_server
+from tests.helpers.loopback import served
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}
+HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "add",
+           "Accept": "application/json, text/event-stream"}
+BODY = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": META}}
+
+
+def add_at(url):
+    answer = httpx.post(url, json=BODY, headers=HEADERS, timeout=10).json()
+    return answer["result"]["content"][0]["text"]
+
+
+with served(upstream_server().asgi()) as (url, _):
+    print("plain", add_at(url), "rondo.core.relay" in sys.modules)
+    with served(rondo.proxy(url).asgi()) as (front, _):
+        print("proxied", add_at(front), "rondo.core.relay" in sys.modules)
+'''
+
+
+def test_the_relay_lane_is_imported_by_the_first_relayed_call_not_by_a_plain_server() -> None:
+    """A feature not configured costs nothing: a served server without relaying tools answers a
+    call without loading core/relay.py; the first call through a proxy loads it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]  # this tree's rondo, whatever the venv points at
+    path = os.pathsep.join([str(root / "src"), str(root)])
+    done = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True,
+                          timeout=60, cwd=root, env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["plain 5 False", "proxied 5 True"]

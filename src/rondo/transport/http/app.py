@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ...core.express import answer_tool
-from ...core.relay import may_relay, relay_call
 from ...wire.bounds import may_be_deep, nesting_error, too_deep
 from ...wire.era import MODERN
 from ...wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
@@ -263,13 +262,17 @@ class HttpApp:
             if response is not None:
                 await send_inline(send, response, notes)
                 return
-        elif tool is not None and tool.relay is not None and may_relay(core, tool):
-            auth, peer = scope.get("auth"), scope.get("client")
+        elif tool is not None and tool.relay is not None:
+            # A proxy's tool: the relay lane, imported by the first such call (a server without
+            # one never loads it).
+            from ...core.relay import may_relay, relay_call
+            if may_relay(core, tool):
+                auth, peer = scope.get("auth"), scope.get("client")
 
-            def lane(emit: Emit) -> Coroutine[Any, Any, dict[str, Any]]:
-                assert tool is not None
-                return relay_call(core, rid, tool, params, env, emit, auth, peer)
+                def lane(emit: Emit) -> Coroutine[Any, Any, dict[str, Any]]:
+                    assert tool is not None
+                    return relay_call(core, rid, tool, params, env, emit, auth, peer)
 
-            await answer(self, rid, method, params, env, scope, receive, send, lane)
-            return
+                await answer(self, rid, method, params, env, scope, receive, send, lane)
+                return
         await answer(self, rid, method, params, env, scope, receive, send)
