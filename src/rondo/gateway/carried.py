@@ -18,17 +18,17 @@ from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.middleware import RequestView, freeze, run_chain
-from ..server.method import Handler, Method, Wrap
+from ..server.method import Handler, Wrap
 from ..wire.errors import McpError, internal_error
+from .quiet import Quiet
 
 if TYPE_CHECKING:
     from ..core.core import Core
     from ..server.request import Request
-    from ..server.server import Server
     from .mount import Mount
 
 
-class ChildMiddleware:
+class ChildMiddleware(Quiet):
     """The parent's runner of its mounted children's server-wide middleware."""
 
     name = "dev.rondo/gateway-child-middleware"
@@ -36,12 +36,6 @@ class ChildMiddleware:
 
     def __init__(self, mounts: Callable[[], Collection[Mount]]) -> None:
         self._mounts = mounts
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None:
-        return None
-
-    def methods(self) -> Collection[Method]:
-        return ()
 
     def wraps(self) -> list[Wrap]:
         return [Wrap("tools/call", self._around("tool"), tools=self._takes),
@@ -107,7 +101,7 @@ class ChildMiddleware:
 TASKS = "io.modelcontextprotocol/tasks"  # the wire name (gateway/tasks.py imports the client)
 
 
-class ChildTaskMiddleware:
+class ChildTaskMiddleware(Quiet):
     """The parent's runner of a mounted child's middleware around `tasks/get|update|cancel` of
     a task that child's tool made: installed beside the child-middleware wrap while the parent
     has a tasks extension (its rows are what it wraps), taken out with it. The tasks extension
@@ -120,12 +114,6 @@ class ChildTaskMiddleware:
 
     def __init__(self, outer: ChildMiddleware) -> None:
         self._outer = outer
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None:
-        return None
-
-    def methods(self) -> Collection[Method]:
-        return ()
 
     def wraps(self) -> list[Wrap]:
         return [Wrap(method, self._around) for method in self.METHODS]

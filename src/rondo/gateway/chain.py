@@ -4,30 +4,24 @@ turn, in mounting order, around the parent's row. A member extension opts in wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..server.method import Handler, Method, Wrap
+from ..server.method import Handler, Wrap
+from .quiet import Quiet
 
 if TYPE_CHECKING:
     from ..core.core import Core
     from ..server.request import Request
-    from ..server.server import Server
 
 
-class WrapChain:
+class WrapChain(Quiet):
     """Advertises nothing, adds no rows; its wraps chain its members'."""
 
     def __init__(self, name: str, template: Any) -> None:
         self.name = name
         self._wrapped = [(w.method, w.suspends) for w in template.wraps()]
         self.members: dict[str, dict[str, Any]] = {}  # namespace -> method -> wrap handler
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None:
-        return None
-
-    def methods(self) -> Iterable[Method]:
-        return ()
 
     def wraps(self) -> Iterable[Wrap]:
         return [Wrap(method, self._chain(method), suspends=suspends)

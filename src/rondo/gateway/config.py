@@ -18,6 +18,7 @@ from ..client.mcpjson import ConfigError, ServerEntry, load_mcp_json
 from ..server.server import Server
 from .mount import _NAMESPACE, SEPARATOR, mount
 from .proxy import proxy
+from .quiet import Quiet
 from .supervise import Restart
 
 __all__ = ["from_mcp_json"]
@@ -91,7 +92,7 @@ def entry_bridge(entry: ServerEntry, default: Any) -> Any:
     return given if isinstance(given, wanted) else wanted()
 
 
-class _UpstreamFleet:
+class _UpstreamFleet(Quiet):
     """Hands `rondo run --redis`'s Redis to each mounted proxy's own fleet hooks (a hold
     bridge's retry forwarding): `connect_redis` reaches the parent's extensions only, and the
     proxies are mounted, not the served server. Advertises nothing, adds no method."""
@@ -100,12 +101,6 @@ class _UpstreamFleet:
 
     def __init__(self, children: list[Server]) -> None:
         self._children = children
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None:
-        return None
-
-    def methods(self) -> tuple[()]:
-        return ()
 
     def use_redis(self, url: str) -> None:
         for child in self._children:

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 from ..auth.principal import Principal
 from ..server.method import Wrap
 from .chain import Chained
+from .quiet import Quiet
 
 if TYPE_CHECKING:
     from ..core.core import Core
-    from ..server.method import Handler, Method
+    from ..server.method import Handler
     from ..server.request import Request
     from ..server.server import Server
 
@@ -74,7 +75,7 @@ class Freshness:
         return None if until is None else max(0, int((until - self.clock()) * 1000))
 
 
-class ListRefresh(Chained):
+class ListRefresh(Chained, Quiet):
     """The proxy's wrap of the four list methods: list the upstream again when the proxy's copy
     is past the upstream's hint, then answer from the registry."""
 
@@ -88,12 +89,6 @@ class ListRefresh(Chained):
 
     def attach(self, server: Server) -> None:
         self.server = server  # the proxy's own (mounted, the parent's lists are not its)
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None:
-        return None  # nothing to advertise: downstream it is plain lists
-
-    def methods(self) -> Iterable[Method]:
-        return []
 
     def wraps(self) -> Iterable[Wrap]:
         return [Wrap(method, self._listed, suspends=_always) for method in DOWNSTREAM]

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..auth.principal import Principal
-from ..server.method import Handler, Method, Wrap
+from ..server.method import Handler, Wrap
 from ..wire.errors import McpError, resource_not_found
+from .quiet import Quiet
 
 if TYPE_CHECKING:
     from ..core.core import Core
     from ..server.request import Request
-    from ..server.server import Server
     from .mount import Mount
 
 Visible = Callable[[Principal | None, str, str], bool]
@@ -139,7 +139,7 @@ def _principal(auth: Any) -> Principal | None:
     return auth if isinstance(auth, Principal) else None
 
 
-class Visibility:
+class Visibility(Quiet):
     """The parent's list filter for mounts with `visible=`: an extension that advertises
     nothing and wraps the four list methods, `completion/complete` and `resources/subscribe`. Installed on a parent once, by its first such
     mount; a parent without one pays nothing."""
@@ -149,12 +149,6 @@ class Visibility:
 
     def __init__(self, mounts: Callable[[], Collection[Mount]]) -> None:
         self._mounts = mounts
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None:
-        return None
-
-    def methods(self) -> Collection[Method]:
-        return ()
 
     def wraps(self) -> list[Wrap]:
         return [Wrap("tools/list", self._list("tools", "tool")),

@@ -28,10 +28,11 @@ from ..client import ClientError
 from ..server.method import Wrap
 from ..wire.errors import McpError
 from .chain import Chained
+from .quiet import Quiet
 
 if TYPE_CHECKING:
     from ..core.core import Core
-    from ..server.method import Handler, Method
+    from ..server.method import Handler
     from ..server.request import Request
     from ..server.server import Server
     from .proxy import Upstream
@@ -50,7 +51,7 @@ def _always(core: Core, params: Mapping[str, Any]) -> bool:
     return True
 
 
-class ResourceWatch(Chained):
+class ResourceWatch(Chained, Quiet):
     """Wraps the two downstream ways to subscribe: each URI is subscribed upstream first."""
 
     name = "dev.rondo/proxy-updates"
@@ -73,12 +74,6 @@ class ResourceWatch(Chained):
             return True
         return any(t.template is not None and t.template.match(uri) is not None
                    for t in server.templates.values())
-
-    def capability(self, server: Server) -> Mapping[str, Any] | None:
-        return None
-
-    def methods(self) -> Iterable[Method]:
-        return []
 
     def wraps(self) -> Iterable[Wrap]:
         return [Wrap("resources/subscribe", self._subscribe, suspends=_always),
