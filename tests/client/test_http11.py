@@ -27,9 +27,11 @@ async def read_request(reader: asyncio.StreamReader) -> bytes:
     return head + await reader.readexactly(length)
 
 
-async def serve(script: Script) -> tuple[asyncio.Server, str, list[int]]:
+async def serve(script: Script, requests: list[bytes] | None = None,
+                ) -> tuple[asyncio.Server, str, list[int]]:
     """A server whose every connection runs `script(reader, writer, n)` per request (n counts
-    requests on that connection) until it returns False; `opened` counts connections."""
+    requests on that connection) until it returns False; `opened` counts connections, and
+    `requests` (when given) gets each request as read, head and body."""
     opened: list[int] = []
 
     async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -38,9 +40,11 @@ async def serve(script: Script) -> tuple[asyncio.Server, str, list[int]]:
         try:
             while True:
                 try:
-                    await read_request(reader)
+                    request = await read_request(reader)
                 except asyncio.IncompleteReadError:
                     break
+                if requests is not None:
+                    requests.append(request)
                 n += 1
                 if not await script(reader, writer, n):
                     break
@@ -62,6 +66,35 @@ def run(script: Script, go: Callable[[httpx.AsyncClient, str, list[int]], Awaita
             server.close()
 
     asyncio.run(main())
+
+
+def run_pool(script: Script, go: Callable[[Http11Pool, str, list[int]], Awaitable[None]],
+             requests: list[bytes] | None = None) -> None:
+    """`go(pool, url, opened)` with a bare `Http11Pool` (no httpx client) against `serve(script)`;
+    the pool and the server are closed after it, however it ends."""
+    async def main() -> None:
+        server, url, opened = await serve(script, requests)
+        pool = Http11Pool()
+        try:
+            await go(pool, url, opened)
+        finally:
+            await pool.aclose()
+            server.close()
+
+    asyncio.run(main())
+
+
+def answer(raw: bytes, *, keep: bool = True) -> Script:
+    """A script writing `raw` to every request, then keeping the connection (or closing it)."""
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(raw)
+        await writer.drain()
+        return keep
+
+    return script
+
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
 
 def test_content_length_bodies_reuse_one_kept_connection() -> None:
@@ -106,7 +139,7 @@ def test_a_kept_connection_the_server_closed_is_retried_once_fresh() -> None:
     async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
         if n == 2:
             return False  # closes without answering the connection's second request
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        writer.write(OK)
         await writer.drain()
         return True
 
@@ -139,31 +172,21 @@ def test_a_fresh_connection_closed_before_answering_is_an_error_not_a_retry() ->
     (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", "closed the connection mid-body"),
 ])
 def test_malformed_answers_are_httpx_protocol_errors(reply: bytes, message: str) -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(reply)
-        await writer.drain()
-        return False
-
     async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
         with pytest.raises(httpx.RemoteProtocolError, match=message):
             await client.post(url, content=b"1")
 
-    run(script, go)
+    run(answer(reply, keep=False), go)
 
 
 def test_interim_responses_are_skipped_and_no_body_statuses_read_nothing() -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")
-        await writer.drain()
-        return True
-
     async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
         for _ in range(2):
             response = await client.post(url, content=b"1")
             assert response.status_code == 204 and response.content == b""
         assert len(opened) == 1
 
-    run(script, go)
+    run(answer(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"), go)
 
 
 def test_an_unreachable_origin_is_a_connect_error() -> None:
@@ -178,54 +201,33 @@ def test_an_unreachable_origin_is_a_connect_error() -> None:
 @settings(max_examples=40, deadline=None)
 @given(pieces=st.lists(st.binary(min_size=1, max_size=300), min_size=1, max_size=6))
 def test_any_chunking_reassembles_the_body(pieces: list[bytes]) -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-        for piece in pieces:
-            out += b"%x\r\n%s\r\n" % (len(piece), piece)
-        writer.write(out + b"0\r\n\r\n")
-        await writer.drain()
-        return True
+    out = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    for piece in pieces:
+        out += b"%x\r\n%s\r\n" % (len(piece), piece)
 
     async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
         assert (await client.post(url, content=b"1")).content == b"".join(pieces)
 
-    run(script, go)
+    run(answer(out + b"0\r\n\r\n"), go)
 
 
 def test_post_without_httpx_client_reuses_the_connection_and_sends_the_headers_given() -> None:
     seen: list[bytes] = []
 
-    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:
-            try:
-                seen.append(await read_request(reader))
-            except asyncio.IncompleteReadError:
-                break
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-            await writer.drain()
-        writer.close()
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        for n in range(2):
+            response = await pool.post(url + "?x=1", {"Mcp-Method": "tools/call"},
+                                       b'{"n": %d}' % n)
+            assert response.status_code == 200 and await response.aread() == b"ok"
+            await response.aclose()
+        for bad, message in (({"X-Evil": "a\r\nInjected: 1"}, "CR or LF"),
+                             ({"X-Evil": "a\nb"}, "CR or LF"),
+                             ({"X-Evil: 1\r\nX": "b"}, "not a token"),
+                             ({"X-Name": "caf\u00e9 \u2603"}, "not latin-1")):
+            with pytest.raises(httpx.LocalProtocolError, match=message):
+                await pool.post(url, bad, b"{}")
 
-    async def main() -> None:
-        server = await asyncio.start_server(on_connection, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        pool = Http11Pool()
-        try:
-            for n in range(2):
-                response = await pool.post(f"http://127.0.0.1:{port}/mcp?x=1",
-                                           {"Mcp-Method": "tools/call"}, b'{"n": %d}' % n)
-                assert response.status_code == 200 and await response.aread() == b"ok"
-                await response.aclose()
-            for bad, message in (({"X-Evil": "a\r\nInjected: 1"}, "CR or LF"),
-                                 ({"X-Evil": "a\nb"}, "CR or LF"),
-                                 ({"X-Evil: 1\r\nX": "b"}, "not a token"),
-                                 ({"X-Name": "caf\u00e9 \u2603"}, "not latin-1")):
-                with pytest.raises(httpx.LocalProtocolError, match=message):
-                    await pool.post(f"http://127.0.0.1:{port}/mcp", bad, b"{}")
-        finally:
-            await pool.aclose()
-            server.close()
-
-    asyncio.run(main())
+    run_pool(answer(OK), go, seen)
     assert len(seen) == 2
     first = seen[0].split(b"\r\n")
     assert first[0] == b"POST /mcp?x=1 HTTP/1.1"
@@ -234,28 +236,17 @@ def test_post_without_httpx_client_reuses_the_connection_and_sends_the_headers_g
 
 
 def test_read_whole_takes_a_known_length_body_in_one_read_within_its_limit() -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789")
-        await writer.drain()
-        return True
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        response = await pool.post(url, {}, b"{}")
+        assert await response.stream.read_whole(10) == b"0123456789"  # type: ignore[attr-defined]
+        await response.aclose()
+        response = await pool.post(url, {}, b"{}")  # the same connection, given back
+        assert await response.stream.read_whole(9) is None  # type: ignore[attr-defined]
+        assert await response.aread() == b"0123456789"  # over the limit: streamed instead
+        await response.aclose()
+        assert len(opened) == 1
 
-    async def main() -> None:
-        server, url, opened = await serve(script)
-        pool = Http11Pool()
-        try:
-            response = await pool.post(url, {}, b"{}")
-            assert await response.stream.read_whole(10) == b"0123456789"  # type: ignore[attr-defined]
-            await response.aclose()
-            response = await pool.post(url, {}, b"{}")  # the same connection, given back
-            assert await response.stream.read_whole(9) is None  # type: ignore[attr-defined]
-            assert await response.aread() == b"0123456789"  # over the limit: streamed instead
-            await response.aclose()
-            assert len(opened) == 1
-        finally:
-            await pool.aclose()
-            server.close()
-
-    asyncio.run(main())
+    run_pool(answer(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789"), go)
 
 
 def test_post_answers_a_lean_response_with_httpx_header_semantics_and_a_decoded_aread() -> None:
@@ -274,63 +265,46 @@ def test_post_answers_a_lean_response_with_httpx_header_semantics_and_a_decoded_
         await writer.drain()
         return True
 
-    async def main() -> None:
-        server, url, opened = await serve(script)
-        pool = Http11Pool()
-        try:
-            response = await pool.post(url, {}, b"{}")
-            assert response.status_code == 200 and not response.is_redirect
-            assert response.headers.get("Content-Type") == "application/json"
-            assert response.headers["X-TWICE"] == "a, b"  # repeated: joined, as httpx does
-            assert "content-encoding" in response.headers and "Nope" not in response.headers
-            assert response.headers.get("missing", "") == ""
-            assert not response.is_stream_consumed
-            with pytest.raises(httpx.ResponseNotRead, match="read"):
-                _ = response.content
-            assert await response.aread() == b'{"ok": true}'  # Content-Encoding undone
-            assert response.is_stream_consumed and response.content == b'{"ok": true}'
-            await response.aclose()
-            response = await pool.post(url, {}, b"{}")  # the same connection, given back
-            assert response.status_code == 307 and response.is_redirect
-            assert response.headers["location"] == "/mcp/"
-            await response.aclose()
-            assert len(opened) == 1
-        finally:
-            await pool.aclose()
-            server.close()
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        response = await pool.post(url, {}, b"{}")
+        assert response.status_code == 200 and not response.is_redirect
+        assert response.headers.get("Content-Type") == "application/json"
+        assert response.headers["X-TWICE"] == "a, b"  # repeated: joined, as httpx does
+        assert "content-encoding" in response.headers and "Nope" not in response.headers
+        assert response.headers.get("missing", "") == ""
+        assert not response.is_stream_consumed
+        with pytest.raises(httpx.ResponseNotRead, match="read"):
+            _ = response.content
+        assert await response.aread() == b'{"ok": true}'  # Content-Encoding undone
+        assert response.is_stream_consumed and response.content == b'{"ok": true}'
+        await response.aclose()
+        response = await pool.post(url, {}, b"{}")  # the same connection, given back
+        assert response.status_code == 307 and response.is_redirect
+        assert response.headers["location"] == "/mcp/"
+        await response.aclose()
+        assert len(opened) == 1
 
-    asyncio.run(main())
+    run_pool(script, go)
 
 
 def test_a_checked_header_line_is_remembered_and_a_bad_one_never_is() -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
-        return True
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        for _ in range(2):
+            response = await pool.post(url, {"Mcp-Name": "add"}, b"{}")
+            assert await response.aread() == b"ok"
+            await response.aclose()
+        assert pool._lines == {("Mcp-Name", "add"): b"Mcp-Name: add\r\n"}
+        for _ in range(2):  # refused each time: a refusal is not remembered
+            with pytest.raises(httpx.LocalProtocolError, match="CR or LF"):
+                await pool.post(url, {"Mcp-Name": "a\r\nX: 1"}, b"{}")
+        assert len(pool._lines) == 1
+        for n in range(300):  # the memo stays bounded
+            response = await pool.post(url, {"X-N": str(n)}, b"{}")
+            await response.aread()
+            await response.aclose()
+        assert len(pool._lines) <= 256
 
-    async def main() -> None:
-        server, url, opened = await serve(script)
-        pool = Http11Pool()
-        try:
-            for _ in range(2):
-                response = await pool.post(url, {"Mcp-Name": "add"}, b"{}")
-                assert await response.aread() == b"ok"
-                await response.aclose()
-            assert pool._lines == {("Mcp-Name", "add"): b"Mcp-Name: add\r\n"}
-            for _ in range(2):  # refused each time: a refusal is not remembered
-                with pytest.raises(httpx.LocalProtocolError, match="CR or LF"):
-                    await pool.post(url, {"Mcp-Name": "a\r\nX: 1"}, b"{}")
-            assert len(pool._lines) == 1
-            for n in range(300):  # the memo stays bounded
-                response = await pool.post(url, {"X-N": str(n)}, b"{}")
-                await response.aread()
-                await response.aclose()
-            assert len(pool._lines) <= 256
-        finally:
-            await pool.aclose()
-            server.close()
-
-    asyncio.run(main())
+    run_pool(answer(OK), go)
 
 
 # -- the connection protocol and the head parser (http11_conn.py) ---------------------------------
@@ -410,46 +384,30 @@ def test_parse_head_refusals(raw: bytes, message: str) -> None:
 
 
 def test_a_short_answer_is_read_whole_with_its_head_and_its_connection_freed_at_once() -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
-        return True
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        first = await pool.post(url, {}, b"{}")
+        assert first.whole == b"ok"
+        # Not closed yet, but its connection is back in the pool: the next post reuses it.
+        second = await pool.post(url, {}, b"{}")
+        assert second.whole == b"ok" and len(opened) == 1
+        assert await first.aread() == b"ok" and await second.aread() == b"ok"
+        await first.aclose()
+        await second.aclose()
+        assert len(pool._idle[("http", "127.0.0.1", int(url.split(":")[2].split("/")[0]))]) == 1
+        big = await pool.post(url, {}, b"{}", whole=1)  # over `whole`: streamed
+        assert big.whole is None and await big.aread() == b"ok"
+        await big.aclose()
 
-    async def main() -> None:
-        server, url, opened = await serve(script)
-        pool = Http11Pool()
-        try:
-            first = await pool.post(url, {}, b"{}")
-            assert first.whole == b"ok"
-            # Not closed yet, but its connection is back in the pool: the next post reuses it.
-            second = await pool.post(url, {}, b"{}")
-            assert second.whole == b"ok" and len(opened) == 1
-            assert await first.aread() == b"ok" and await second.aread() == b"ok"
-            await first.aclose()
-            await second.aclose()
-            assert len(pool._idle[("http", "127.0.0.1", int(url.split(":")[2].split("/")[0]))]) == 1
-            big = await pool.post(url, {}, b"{}", whole=1)  # over `whole`: streamed
-            assert big.whole is None and await big.aread() == b"ok"
-            await big.aclose()
-        finally:
-            await pool.aclose()
-            server.close()
-
-    asyncio.run(main())
+    run_pool(answer(OK), go)
 
 
 def test_bytes_past_the_answer_make_the_connection_unusable() -> None:
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokGARBAGE")
-        await writer.drain()
-        return True
-
     async def go(client: httpx.AsyncClient, url: str, opened: list[int]) -> None:
         for _ in range(2):
             assert (await client.post(url, content=b"1")).content == b"ok"
         assert len(opened) == 2  # the first connection was not reused
 
-    run(script, go)
+    run(answer(OK + b"GARBAGE"), go)
 
 
 def test_a_long_body_read_slowly_pauses_reading_and_arrives_whole() -> None:
@@ -458,65 +416,36 @@ def test_a_long_body_read_slowly_pauses_reading_and_arrives_whole() -> None:
     size = 3 * http11_conn.HIGH + 17
     payload = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
 
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (size, payload))
-        await writer.drain()
-        return True
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        response = await pool.post(url, {}, b"{}")  # over WHOLE: streamed
+        conn = response.stream.conn  # type: ignore[attr-defined]
+        deadline = asyncio.get_running_loop().time() + 5
+        while len(conn.buf) <= http11_conn.HIGH:  # nobody reads: the buffer fills, then
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.01)
+        assert conn._paused  # reading pauses
+        got = bytearray()
+        async for piece in response.aiter_raw():
+            got += piece
+            assert len(conn.buf) <= http11_conn.HIGH + 64 * 1024 * 4
+        assert bytes(got) == payload
+        await response.aclose()
+        again = await pool.post(url, {}, b"{}")  # read to its end: the connection is kept
+        assert len(await again.aread()) == size and len(opened) == 1
+        await again.aclose()
 
-    async def main() -> None:
-        server, url, opened = await serve(script)
-        pool = Http11Pool()
-        try:
-            response = await pool.post(url, {}, b"{}")  # over WHOLE: streamed
-            conn = response.stream.conn  # type: ignore[attr-defined]
-            deadline = asyncio.get_running_loop().time() + 5
-            while len(conn.buf) <= http11_conn.HIGH:  # nobody reads: the buffer fills, then
-                assert asyncio.get_running_loop().time() < deadline
-                await asyncio.sleep(0.01)
-            assert conn._paused  # reading pauses
-            got = bytearray()
-            async for piece in response.aiter_raw():
-                got += piece
-                assert len(conn.buf) <= http11_conn.HIGH + 64 * 1024 * 4
-            assert bytes(got) == payload
-            await response.aclose()
-            again = await pool.post(url, {}, b"{}")  # read to its end: the connection is kept
-            assert len(await again.aread()) == size and len(opened) == 1
-            await again.aclose()
-        finally:
-            await pool.aclose()
-            server.close()
-
-    asyncio.run(main())
+    run_pool(answer(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (size, payload)), go)
 
 
 def test_a_large_request_body_is_written_whole() -> None:
-    seen: list[int] = []
+    seen: list[bytes] = []
 
-    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
-        return True
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        response = await pool.post(url, {}, b"a" * 5_000_000)
+        assert response.whole == b"ok"
 
-    async def main() -> None:
-        async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            request = await read_request(reader)
-            seen.append(len(request.partition(b"\r\n\r\n")[2]))
-            await script(reader, writer, 1)
-            writer.close()
-
-        server = await asyncio.start_server(on_connection, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        pool = Http11Pool()
-        try:
-            response = await pool.post(f"http://127.0.0.1:{port}/mcp", {}, b"a" * 5_000_000)
-            assert response.whole == b"ok"
-        finally:
-            await pool.aclose()
-            server.close()
-
-    asyncio.run(main())
-    assert seen == [5_000_000]
+    run_pool(answer(OK, keep=False), go, seen)
+    assert [len(request.partition(b"\r\n\r\n")[2]) for request in seen] == [5_000_000]
 
 
 def test_a_repeated_head_is_parsed_once_and_each_answer_gets_its_own_headers() -> None:
@@ -531,26 +460,20 @@ def test_a_repeated_head_is_parsed_once_and_each_answer_gets_its_own_headers() -
         await writer.drain()
         return True
 
-    async def main() -> None:
-        server, url, opened = await serve(script)
-        pool = Http11Pool()
-        try:
-            first = await pool.post(url, {}, b"{}")
-            assert len(pool._heads) == 1
-            first.headers["x-same"] = "changed"  # an answer's headers are its own
-            for _ in range(2):
-                again = await pool.post(url, {}, b"{}")
-                assert dict(again.headers) == {"x-same": "1", "content-length": "2"}
-                assert again.whole == b"ok"
-            assert len(pool._heads) == 1
-            long = await pool.post(url, {}, b"{}")
-            assert long.headers["X-Long"] == "a" * 600 and len(pool._heads) == 1
-            for n in range(5, 200):
-                response = await pool.post(url, {}, b"{}")
-                assert response.whole == b"x" * n
-                assert len(pool._heads) <= 64
-        finally:
-            await pool.aclose()
-            server.close()
+    async def go(pool: Http11Pool, url: str, opened: list[int]) -> None:
+        first = await pool.post(url, {}, b"{}")
+        assert len(pool._heads) == 1
+        first.headers["x-same"] = "changed"  # an answer's headers are its own
+        for _ in range(2):
+            again = await pool.post(url, {}, b"{}")
+            assert dict(again.headers) == {"x-same": "1", "content-length": "2"}
+            assert again.whole == b"ok"
+        assert len(pool._heads) == 1
+        long = await pool.post(url, {}, b"{}")
+        assert long.headers["X-Long"] == "a" * 600 and len(pool._heads) == 1
+        for n in range(5, 200):
+            response = await pool.post(url, {}, b"{}")
+            assert response.whole == b"x" * n
+            assert len(pool._heads) <= 64
 
-    asyncio.run(main())
+    run_pool(script, go)
