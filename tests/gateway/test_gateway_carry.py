@@ -16,6 +16,7 @@ from rondo.gateway import mount
 from rondo.state import StatePolicy
 from rondo.userstate import MemoryStore, UserState
 from tests.helpers.gateway_upstream import Recorder, served
+from tests.helpers.subscribing import Heard, subscribed, touch_until_heard
 
 ERAS = ("2026-07-28", "2025-11-25")
 TASKS = "io.modelcontextprotocol/tasks"
@@ -516,27 +517,11 @@ def test_a_subscription_to_a_mounted_proxys_uri_subscribes_at_that_upstream_only
         for name, url in (("one", one_url), ("two", two_url)):
             mount(parent, rondo.proxy(url, upstream_protocol="2025-11-25", timeout=10.0),
                   namespace=name)
-        heard: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
         async def go() -> None:
-            async with parent.started():
-                if protocol == "2025-11-25":
-                    async with Client(parent, protocol=protocol,
-                                      on_notification=heard.put_nowait) as client:
-                        assert await client.request("resources/subscribe",
-                                                    {"uri": "note://a"}) == {}
-                        await _touched(client, heard)
-                else:
-                    async with Client(parent, protocol=protocol) as client, client.listen(
-                            resource_uris=["note://a"]) as sub:
-                        async def pump() -> None:
-                            async for note in sub:
-                                heard.put_nowait(note)
-                        pumping = asyncio.ensure_future(pump())
-                        try:
-                            await _touched(client, heard)
-                        finally:
-                            pumping.cancel()
+            async with parent.started(), \
+                    subscribed(parent, protocol, "note://a") as (client, heard):
+                await _touched(client, heard)
 
         asyncio.run(go())
     assert one.saw("resources/subscribe") and not two.saw("resources/subscribe")
@@ -575,19 +560,12 @@ class Bodies:
         await self.app(scope, replay, send)
 
 
-async def _touched(client: Client, heard: asyncio.Queue[dict[str, Any]]) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 10
-    got: dict[str, Any] | None = None
-    while got is None:
-        assert loop.time() < deadline, "the upstream's update never reached the subscriber"
+async def _touched(client: Client, heard: Heard) -> None:
+    async def touch() -> None:
         assert (await client.call_tool("one_touch")).text == "touched"
-        try:
-            got = await asyncio.wait_for(heard.get(), 0.5)
-        except TimeoutError:
-            continue
-        if got.get("method") != "notifications/resources/updated":
-            got = None
+
+    got = await touch_until_heard(
+        heard, touch, lambda note: note.get("method") == "notifications/resources/updated")
     assert got["params"]["uri"] == "note://a"
 
 

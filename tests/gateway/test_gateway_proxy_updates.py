@@ -5,6 +5,7 @@ with a real upstream on loopback HTTP."""
 from __future__ import annotations
 
 import asyncio
+from contextlib import AsyncExitStack
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 import rondo
 from rondo.client import Client
 from tests.helpers.gateway_upstream import Recorder, served
+from tests.helpers.polling import until
+from tests.helpers.subscribing import Heard, pumping, subscribed, touch_until_heard
 
 ERAS = ["2025-11-25", "2026-07-28"]
 
@@ -42,44 +45,22 @@ def test_an_upstream_update_reaches_the_proxys_subscriber(upstream_era: str,
     recorder = Recorder(notes_upstream().asgi())
     with served(recorder) as (url, _):
         front = rondo.proxy(url, upstream_protocol=upstream_era, timeout=10.0)
-        heard: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
         async def go() -> None:
-            async with front.started():
-                if downstream == "2025-11-25":
-                    async with Client(front, protocol=downstream,
-                                      on_notification=heard.put_nowait) as client:
-                        assert await client.request("resources/subscribe",
-                                                    {"uri": "note://a"}) == {}
-                        await updates(client, heard)
-                else:
-                    async with Client(front, protocol=downstream) as client, client.listen(
-                            resource_uris=["note://a"]) as sub:
-                        async def pump() -> None:
-                            async for note in sub:
-                                heard.put_nowait(note)
-                        pumping = asyncio.ensure_future(pump())
-                        try:
-                            await updates(client, heard)
-                        finally:
-                            pumping.cancel()
+            async with front.started(), \
+                    subscribed(front, downstream, "note://a") as (client, heard):
+                await updates(client, heard)
 
         asyncio.run(go())
 
 
-async def updates(client: Client, heard: asyncio.Queue[dict[str, Any]]) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 10
+async def updates(client: Client, heard: Heard) -> None:
+    async def touch() -> None:
+        assert (await client.call_tool("touch", {"uri": "note://a"})).text == "touched"
+
     # The upstream subscription may settle just after the downstream one (a modern upstream's
     # listen stream is reopened with the URI): touch until the update arrives, within a bound.
-    got: dict[str, Any] | None = None
-    while got is None:
-        assert loop.time() < deadline, "the upstream's update never reached the subscriber"
-        assert (await client.call_tool("touch", {"uri": "note://a"})).text == "touched"
-        try:
-            got = await asyncio.wait_for(heard.get(), 0.5)
-        except TimeoutError:
-            continue
+    got = await touch_until_heard(heard, touch)
     assert got["method"] == "notifications/resources/updated"
     assert got["params"]["uri"] == "note://a"
     # An update of a URI nobody subscribed to is not passed on.
@@ -142,12 +123,13 @@ class Bodies:
         return [params.get("uri") for method, params in self.seen
                 if method == "resources/unsubscribe"]
 
-
-async def _until(check: Any, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + 10
-    while not check():
-        assert asyncio.get_running_loop().time() < deadline, what
-        await asyncio.sleep(0.02)
+    def left(self, uri: str, era: str) -> bool:
+        """Whether the upstream was told `uri` is no longer wanted: `resources/unsubscribe` of
+        it alone (2025-11-25), or a latest listen stream without it (2026-07-28)."""
+        if era == "2025-11-25":
+            return self.unsubscribed() == [uri]
+        listens = self.listens()
+        return bool(listens) and uri not in listens[-1]
 
 
 @pytest.mark.parametrize("downstream", ERAS)
@@ -165,12 +147,9 @@ def test_the_upstream_subscription_ends_with_its_last_downstream_subscriber(
         front = rondo.proxy(url, upstream_protocol=upstream_era, timeout=10.0)
 
         def gone() -> bool:
-            if upstream_era == "2025-11-25":
-                return bodies.unsubscribed() == ["note://a"]
-            listens = bodies.listens()
-            return bool(listens) and "note://a" not in listens[-1]
+            return bodies.left("note://a", upstream_era)
 
-        async def subscribed(client: Client, heard: asyncio.Queue[Any]) -> Any:
+        async def subscribe(client: Client, heard: asyncio.Queue[Any]) -> Any:
             """Subscribe `client` to note://a; the handle that ends it."""
             if downstream == "2025-11-25":
                 assert await client.request("resources/subscribe", {"uri": "note://a"}) == {}
@@ -179,18 +158,10 @@ def test_the_upstream_subscription_ends_with_its_last_downstream_subscriber(
                     assert await client.request("resources/unsubscribe",
                                                 {"uri": "note://a"}) == {}
                 return end_legacy
-            sub = client.listen(resource_uris=["note://a"])
-            await sub.__aenter__()
-
-            async def pump() -> None:
-                async for note in sub:
-                    heard.put_nowait(note)
-            pumping = asyncio.ensure_future(pump())
-
-            async def end_modern() -> None:
-                pumping.cancel()
-                await sub.__aexit__(None, None, None)
-            return end_modern
+            held = AsyncExitStack()  # leaves the pump, then the stream
+            sub = await held.enter_async_context(client.listen(resource_uris=["note://a"]))
+            await held.enter_async_context(pumping(sub, heard))
+            return held.aclose
 
         async def go() -> None:
             first_heard: asyncio.Queue[Any] = asyncio.Queue()
@@ -209,8 +180,8 @@ def test_the_upstream_subscription_ends_with_its_last_downstream_subscriber(
                            on_notification=noted(first_heard)) as first, \
                     Client(front, protocol=downstream,
                            on_notification=noted(second_heard)) as second:
-                end_first = await subscribed(first, first_heard)
-                end_second = await subscribed(second, second_heard)
+                end_first = await subscribe(first, first_heard)
+                end_second = await subscribe(second, second_heard)
                 await updates(second, second_heard)  # both subscribed, upstream too
                 await end_first()
                 while not second_heard.empty():
@@ -220,7 +191,7 @@ def test_the_upstream_subscription_ends_with_its_last_downstream_subscriber(
                 assert got["params"]["uri"] == "note://a"  # still subscribed upstream
                 assert not gone()
                 await end_second()
-                await _until(gone, f"never unsubscribed upstream: {bodies.seen[-3:]}")
+                await until(gone, 10, f"never unsubscribed upstream: {bodies.seen[-3:]}")
 
         asyncio.run(go())
 
@@ -245,13 +216,8 @@ def test_an_update_sent_while_the_upstream_stream_is_reopened_is_not_missed() ->
         async def go() -> None:
             async with front.started(), Client(front) as client, \
                     client.listen(resource_uris=["note://a"]) as sub:
-                heard: asyncio.Queue[Any] = asyncio.Queue()
-
-                async def pump() -> None:
-                    async for note in sub:
-                        heard.put_nowait(note)
-                pumping = asyncio.ensure_future(pump())
-                try:
+                heard: Heard = asyncio.Queue()
+                async with pumping(sub, heard):
                     await updates(client, heard)  # note://a is followed upstream
                     while not heard.empty():
                         heard.get_nowait()
@@ -264,8 +230,6 @@ def test_an_update_sent_while_the_upstream_stream_is_reopened_is_not_missed() ->
                             raise AssertionError(f"missed; hook fired for {fired}, upstream "
                                                  f"listens {bodies.listens()}") from None
                         assert got["params"]["uri"] == "note://a"
-                finally:
-                    pumping.cancel()
 
         asyncio.run(go())
 
@@ -277,20 +241,17 @@ def test_a_closed_legacy_session_releases_its_upstream_subscriptions(upstream_er
         front = rondo.proxy(url, upstream_protocol=upstream_era, timeout=10.0)
 
         def gone() -> bool:
-            if upstream_era == "2025-11-25":
-                return bodies.unsubscribed() == ["note://a"]
-            listens = bodies.listens()
-            return bool(listens) and "note://a" not in listens[-1]
+            return bodies.left("note://a", upstream_era)
 
         async def go() -> None:
             async with front.started():
                 async with Client(front, protocol="2025-11-25") as client:
                     assert await client.request("resources/subscribe", {"uri": "note://a"}) == {}
-                    await _until(lambda: any("note://a" in uris for uris in bodies.listens())
-                                 or ("resources/subscribe", {"uri": "note://a"}) in bodies.seen,
-                                 "never subscribed upstream")
+                    await until(lambda: any("note://a" in uris for uris in bodies.listens())
+                                or ("resources/subscribe", {"uri": "note://a"}) in bodies.seen,
+                                10, "never subscribed upstream")
                     assert not gone()
-                await _until(gone, "a closed session kept its upstream subscription")
+                await until(gone, 10, "a closed session kept its upstream subscription")
 
         asyncio.run(go())
 
