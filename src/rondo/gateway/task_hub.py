@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..server.method import Handler, Method, Wrap
 from ..wire.errors import McpError, invalid_params, missing_capability
+from .task_listen import relay_task_notes
 from .tasks import (
     _MODERN,
     _PREFIX,
@@ -21,7 +22,6 @@ from .tasks import (
     TaskRelay,
     _always,
     declares_tasks,
-    relay_task_notes,
 )
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ upstream advertises tasks. Its `tools/call` wrap lets a call whose client declar
 back as the upstream's task (`resultType: "task"`), under a proxy task id; `tasks/get`,
 `tasks/update` and `tasks/cancel` take that id, check it, and are relayed upstream with the
 upstream's own id; a `subscriptions/listen` naming such ids in `taskIds` is followed on the
-upstream's own listen stream (`relay_task_notes`).
+upstream's own listen stream (`relay_task_notes`, gateway/task_listen.py).
 
 A proxy task id keeps no memory: it is `t2.<upstream id>.<key id>.<mac>`, where the MAC (the
 proxy's `StatePolicy` keys) binds the upstream's id to this upstream and to the principal the
@@ -19,7 +19,6 @@ task is cancelled and the `tools/call` fails -32603, so no task is issued that n
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import contextlib
@@ -36,7 +35,6 @@ from ..server.request import Request
 from ..state.policy import anonymous
 from ..wire.era import MODERN
 from ..wire.errors import McpError, invalid_params, missing_capability
-from ..wire.meta import SUBSCRIPTION_ID
 from .upstream_errors import passed_on
 
 if TYPE_CHECKING:
@@ -46,6 +44,10 @@ if TYPE_CHECKING:
     from ..server.server import Server
     from .proxy import Upstream
     from .task_hub import TaskRelays
+
+    # Moved to gateway/task_listen.py; still importable from here (`__getattr__` below).
+    from .task_listen import MAX_TASK_IDS as MAX_TASK_IDS
+    from .task_listen import relay_task_notes as relay_task_notes
 
 log = logging.getLogger("rondo.gateway")
 
@@ -60,7 +62,6 @@ _MAC_BYTES = 20
 # The longest upstream task id (UTF-8 bytes) a proxy id carries: its base64 (448 characters),
 # "t2." and the dots, the longest key id (32) and the MAC (27) make exactly `_MAX_ID`.
 MAX_UPSTREAM_ID = 336
-MAX_TASK_IDS = 100  # task ids one listen stream may name (as rondo's own tasks extension)
 _MODERN = frozenset({MODERN})
 
 
@@ -181,6 +182,8 @@ class TaskRelay:
                 Wrap("subscriptions/listen", self._listen, suspends=_always)]
 
     async def _listen(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
+        from .task_listen import relay_task_notes  # task_listen imports this module
+
         return await relay_task_notes(core, req, call_next, [self])
 
     # -- ids -----------------------------------------------------------------------------------
@@ -344,81 +347,15 @@ def _rewritten(task: Mapping[str, Any], task_id: str, result_type: str) -> dict[
     return out
 
 
-async def relay_task_notes(core: Core, req: Request, call_next: Handler,
-                           relays: list[TaskRelay], keep_inner: bool = False) -> dict[str, Any]:
-    """A listen stream with a `taskIds` filter: each id a relay verifies for this principal is
-    followed on a listen stream of that upstream's own (opened before the acknowledgement,
-    which names the ids the upstream honoured), and each `notifications/tasks` is passed on
-    under the id as the client holds it. Ids of another principal, of no upstream here, or
-    edited are left out of the acknowledgement, as unknown ids are; with `keep_inner` (the
-    server runs tasks of its own inside), the ids `call_next` acknowledged stay in it too."""
-    wanted = req.params.get("notifications")
-    ids = wanted.get("taskIds") if isinstance(wanted, Mapping) else None
-    active = [relay for relay in relays if relay.active()]
-    if ids is None or not active:
-        return await call_next(core, req)
-    if not declares_tasks(req.env.capabilities):
-        raise missing_capability({"extensions": {EXTENSION: {}}})
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) \
-            or len(ids) > MAX_TASK_IDS:
-        raise invalid_params(f"taskIds must be an array of at most {MAX_TASK_IDS} task ids")
-    # Per relay: upstream id -> the proxy id as this client holds it.
-    held: dict[int, dict[str, str]] = {}
-    for task_id in dict.fromkeys(ids):
-        for n, relay in enumerate(active):
-            try:
-                upstream_id = relay.unwrap_id(core, req, task_id)
-            except McpError:
-                continue
-            held.setdefault(n, {}).setdefault(upstream_id, task_id)
-            break
-    async with contextlib.AsyncExitStack() as stack:
-        streams: list[tuple[Any, dict[str, str]]] = []
-        for n, mine in held.items():
-            stream = await active[n].listen_upstream(stack, req, list(mine))
-            if stream is not None:
-                streams.append((stream, mine))
-        honoured = [mine[i] for stream, mine in streams
-                    for i in (stream.acknowledged or {}).get("taskIds") or []
-                    if isinstance(i, str) and i in mine]
-        acked = asyncio.Event()
-
-        def emit(note: dict[str, Any]) -> None:
-            if note.get("method") == "notifications/subscriptions/acknowledged":
-                inner_ids = note["params"]["notifications"].get("taskIds") if keep_inner else ()
-                note["params"]["notifications"]["taskIds"] = honoured + [
-                    i for i in inner_ids or () if i not in honoured]
-                req.emit(note)
-                acked.set()
-                return
-            req.emit(note)
-
-        inner = Request(req.id, req.method, req.params, req.env, req.dialect, emit=emit,
-                        auth=req.auth, call=req.call)
-        for stream, mine in streams:
-            follower = asyncio.ensure_future(_pass_on(stream, mine, req, acked))
-            stack.callback(follower.cancel)
-        return await call_next(core, inner)
-
-
-async def _pass_on(stream: Any, held: Mapping[str, str], req: Request,
-                   acked: asyncio.Event) -> None:
-    """The upstream's `notifications/tasks` on `stream`, passed on to `req`'s stream."""
-    await acked.wait()  # nothing for the subscription before its acknowledgement
-    async for note in stream:
-        params = note.get("params")
-        if note.get("method") != "notifications/tasks" or not isinstance(params, Mapping):
-            continue
-        upstream_id = params.get("taskId")
-        task_id = held.get(upstream_id) if isinstance(upstream_id, str) else None
-        if task_id is None:
-            continue  # not one this stream asked for
-        meta = params.get("_meta")
-        out = {k: v for k, v in params.items() if k not in ("_meta", "requestState")}
-        out["taskId"] = task_id
-        out["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), SUBSCRIPTION_ID: req.id}
-        req.emit({"jsonrpc": "2.0", "method": "notifications/tasks", "params": out})
-
-
 def _always(core: Core, params: Mapping[str, Any]) -> bool:
     return True
+
+
+def __getattr__(name: str) -> Any:
+    """`relay_task_notes` and `MAX_TASK_IDS` moved to gateway/task_listen.py and still import
+    from here: task_listen imports this module, so it is loaded when first asked for."""
+    if name in ("relay_task_notes", "MAX_TASK_IDS"):
+        from . import task_listen
+
+        return getattr(task_listen, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
