@@ -15,6 +15,7 @@ from rondo.client import Client
 from rondo.gateway import from_mcp_json, mount, tags
 from rondo.testing import principal
 from tests.helpers.gateway_upstream import served
+from tests.helpers.polling import until
 
 ERAS = ["2025-11-25", "2026-07-28"]
 CITY = elicit.form("Which city?", {"type": "object", "properties": {"city": {"type": "string"}},
@@ -275,7 +276,9 @@ def test_visibility_covers_completion_refs(protocol: str) -> None:
     asyncio.run(go())
 
 
-def test_visibility_covers_legacy_resource_subscriptions() -> None:
+def admins_see_the_city_and_the_secret() -> rondo.Server:
+    """A parent with `child_server()` mounted under "w", plus a `weather://city/{name}`
+    template; `weather://secret` and the template are visible to admins only."""
     parent, child = rondo.Server("app"), child_server()
 
     @child.resource("weather://city/{name}", mime_type="text/plain")
@@ -288,6 +291,11 @@ def test_visibility_covers_legacy_resource_subscriptions() -> None:
         return name not in hidden or (who is not None and "admin" in who.scopes)
 
     mount(parent, child, namespace="w", visible=visible)
+    return parent
+
+
+def test_visibility_covers_legacy_resource_subscriptions() -> None:
+    parent = admins_see_the_city_and_the_secret()
     got: dict[str, list[str]] = {"ada": [], "bob": []}
 
     async def go() -> None:
@@ -305,10 +313,8 @@ def test_visibility_covers_legacy_resource_subscriptions() -> None:
             parent.notify_resource_updated("weather://secret")
             parent.notify_resource_updated("weather://city/oslo")
             parent.notify_resource_updated("weather://today")
-            deadline = asyncio.get_running_loop().time() + 5
-            while len(got["ada"]) < 3 or len(got["bob"]) < 1:
-                assert asyncio.get_running_loop().time() < deadline, got
-                await asyncio.sleep(0.01)
+            await until(lambda: len(got["ada"]) >= 3 and len(got["bob"]) >= 1, 5,
+                        "ada heard fewer than three updates, or bob none")
             # bob's "today" came after "secret" was sent: had it been recorded, it would be here
             assert got == {"ada": ["weather://secret", "weather://city/oslo", "weather://today"],
                            "bob": ["weather://today"]}
@@ -317,18 +323,7 @@ def test_visibility_covers_legacy_resource_subscriptions() -> None:
 
 
 def test_visibility_covers_listen_streams_at_delivery() -> None:
-    parent, child = rondo.Server("app"), child_server()
-
-    @child.resource("weather://city/{name}", mime_type="text/plain")
-    def city(name: str) -> str:
-        """A city's weather: admins only."""
-        return name
-
-    def visible(who: Any, kind: str, name: str) -> bool:
-        hidden = {"weather://secret", "weather://city/{name}"}
-        return name not in hidden or (who is not None and "admin" in who.scopes)
-
-    mount(parent, child, namespace="w", visible=visible)
+    parent = admins_see_the_city_and_the_secret()
     sent = ["weather://secret", "weather://city/oslo", "weather://today"]
 
     async def updates(who: Any, expected: int) -> list[str]:
@@ -365,18 +360,7 @@ def test_visibility_covers_a_legacy_prefix_subscription_above_a_hidden_uri() -> 
     """A 2025-11-25 subscription to `weather://` covers `weather://secret`: the session's
     fan-out drops the hidden URI's updates for a caller `visible=` hides it from, as a
     2026-07-28 listen stream does."""
-    parent, child = rondo.Server("app"), child_server()
-
-    @child.resource("weather://city/{name}", mime_type="text/plain")
-    def city(name: str) -> str:
-        """A city's weather: admins only."""
-        return name
-
-    def visible(who: Any, kind: str, name: str) -> bool:
-        hidden = {"weather://secret", "weather://city/{name}"}
-        return name not in hidden or (who is not None and "admin" in who.scopes)
-
-    mount(parent, child, namespace="w", visible=visible)
+    parent = admins_see_the_city_and_the_secret()
     got: dict[str, list[str]] = {"ada": [], "bob": []}
     sent = ["weather://secret", "weather://city/oslo", "weather://today"]
 
@@ -390,10 +374,8 @@ def test_visibility_covers_a_legacy_prefix_subscription_above_a_hidden_uri() -> 
                 assert await client.request("resources/subscribe", {"uri": "weather://"}) == {}
             for uri in sent:
                 parent.notify_resource_updated(uri)
-            deadline = asyncio.get_running_loop().time() + 5
-            while len(got["ada"]) < 3 or len(got["bob"]) < 1:
-                assert asyncio.get_running_loop().time() < deadline, got
-                await asyncio.sleep(0.01)
+            await until(lambda: len(got["ada"]) >= 3 and len(got["bob"]) >= 1, 5,
+                        "ada heard fewer than three updates, or bob none")
             # "today" is sent last: bob's one note proves the others were dropped, not late
             assert got == {"ada": sent, "bob": ["weather://today"]}
 
@@ -415,10 +397,7 @@ def test_a_uri_hide_leaves_out_sends_no_updates_to_a_prefix_subscriber(protocol:
                 assert await client.request("resources/subscribe", {"uri": "weather://"}) == {}
                 child.notify_resource_updated("weather://secret")
                 child.notify_resource_updated("weather://today")
-                deadline = asyncio.get_running_loop().time() + 5
-                while not got:
-                    assert asyncio.get_running_loop().time() < deadline, got
-                    await asyncio.sleep(0.01)
+                await until(lambda: got, 5, "no update heard")
             else:
                 async with client.listen(resource_uris=["weather://"]) as sub:
                     child.notify_resource_updated("weather://secret")
