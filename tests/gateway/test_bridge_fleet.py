@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from rondo.client import Client, PendingCall
 from tests.helpers import redis_server
 from tests.helpers.bridge_upstream import RUNS, answers, bridge_upstream
 from tests.helpers.gateway_upstream import free_port, served
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 
@@ -41,37 +43,66 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
+def keyed_env() -> dict[str, str]:
+    """This environment with one fresh state key (every process started with it shares the
+    key) and without RONDO_REDIS_URL (each process is given --redis)."""
+    from rondo.state.keys import new_secret_text
+
+    env = {**os.environ, "RONDO_STATE_KEYS": f"k1:{new_secret_text()}"}
+    env.pop("RONDO_REDIS_URL", None)
+    return env
+
+
+def launch(env: dict[str, str], redis_url: str, *args: str,
+           ) -> tuple[subprocess.Popen[bytes], str]:
+    """`rondo ARGS --http PORT --upstream-protocol 2025-11-25 --bridge hold --redis URL`
+    started, not yet awaited: the process (stderr piped) and its MCP URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rondo", *args, "--http", str(port),
+         "--upstream-protocol", "2025-11-25", "--bridge", "hold", "--redis", redis_url],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGINT (SIGCONT first, for a frozen one), killed if still running after 15 s, reaped."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGCONT)
+    end(proc, 15, signal.SIGINT)
+
+
+@contextmanager
+def serving(redis_url: str, command: str, *args: str) -> Iterator[str]:
+    """`rondo COMMAND ARGS` (proxy or gateway, its workers behind one address) `launch`ed with
+    a `keyed_env()`: its URL once it says it serves and answers /healthz; stopped after."""
+    from tests.gateway.test_gateway_cli import wait_for_line
+    from tests.helpers.fleet_parts import wait_http
+
+    proc, url = launch(keyed_env(), redis_url, command, *args)
+    try:
+        wait_for_line(proc, b"serving rondo-%s at" % command.encode())
+        wait_http(url.removesuffix("/mcp") + "/healthz", timeout=20)
+        yield url
+    finally:
+        stop(proc)
+
+
 class Fleet:
     def __init__(self, upstream: str, redis_url: str, count: int = 3) -> None:
-        from rondo.state.keys import new_secret_text
         from tests.gateway.test_gateway_cli import wait_for_line
 
-        env = {**os.environ, "RONDO_STATE_KEYS": f"k1:{new_secret_text()}"}
-        env.pop("RONDO_REDIS_URL", None)
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.urls: list[str] = []
-        for _ in range(count):
-            port = free_port()
-            self.procs.append(subprocess.Popen(
-                [sys.executable, "-m", "rondo", "proxy", upstream, "--http", str(port),
-                 "--upstream-protocol", "2025-11-25", "--bridge", "hold",
-                 "--timeout", str(TIMEOUT), "--redis", redis_url],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                env=env))
-            self.urls.append(f"http://127.0.0.1:{port}/mcp")
+        env = keyed_env()
+        started = [launch(env, redis_url, "proxy", upstream, "--timeout", str(TIMEOUT))
+                   for _ in range(count)]
+        self.procs = [proc for proc, _ in started]
+        self.urls = [url for _, url in started]
         for proc in self.procs:
             wait_for_line(proc, b"serving rondo-proxy at")
 
     def stop(self) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGCONT)
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop(proc)
 
 
 @pytest.fixture
@@ -182,21 +213,7 @@ def test_workers_sharing_one_address_with_a_redis_complete_every_flow(
     """`rondo proxy --bridge hold --workers 2 --redis URL`: one address, two worker processes,
     each round on a new connection (so the kernel picks the worker). Every flow completes and
     `book` ran once per flow: retries that reached the other worker were forwarded."""
-    from rondo.state.keys import new_secret_text
-    from tests.gateway.test_gateway_cli import wait_for_line
-    from tests.helpers.fleet_parts import wait_http
-
-    port = free_port()
-    env = {**os.environ, "RONDO_STATE_KEYS": f"k1:{new_secret_text()}"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rondo", "proxy", upstream, "--http", str(port), "--workers", "2",
-         "--upstream-protocol", "2025-11-25", "--bridge", "hold", "--timeout", str(TIMEOUT),
-         "--redis", redis_url],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_for_line(proc, b"serving rondo-proxy at")
-        wait_http(f"http://127.0.0.1:{port}/healthz", timeout=20)
+    with serving(redis_url, "proxy", upstream, "--workers", "2", "--timeout", str(TIMEOUT)) as url:
 
         async def go() -> None:
             before = RUNS["book"]
@@ -209,13 +226,6 @@ def test_workers_sharing_one_address_with_a_redis_complete_every_flow(
             assert RUNS["book"] - before == 6
 
         asyncio.run(go())
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_gateway_hold_with_two_workers_and_a_redis_forwards_to_the_holder(
@@ -230,56 +240,37 @@ def test_gateway_hold_with_two_workers_and_a_redis_forwards_to_the_holder(
 
     import redis
 
-    from rondo.state.keys import new_secret_text
-    from tests.gateway.test_gateway_cli import wait_for_line
-    from tests.helpers.fleet_parts import wait_http
-
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"old": {"url": upstream}}}))
     watcher = redis.Redis.from_url(redis_url).pubsub()
     watcher.psubscribe("rondo:bridge:*")
-    port = free_port()
-    env = {**os.environ, "RONDO_STATE_KEYS": f"k1:{new_secret_text()}"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rondo", "gateway", str(config), "--http", str(port),
-         "--workers", "2", "--upstream-protocol", "2025-11-25", "--bridge", "hold",
-         "--redis", redis_url],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    url = f"http://127.0.0.1:{port}/mcp"
     try:
-        wait_for_line(proc, b"serving rondo-gateway at")
-        wait_http(f"http://127.0.0.1:{port}/healthz", timeout=20)
+        with serving(redis_url, "gateway", str(config), "--workers", "2") as url:
 
-        async def flow() -> str:
-            async with client(url) as c:
-                pending = await c.call_tool("old_book", {"room": "Blue"}, manual=True)
-            assert isinstance(pending, PendingCall)
-            assert list(pending.input_requests) == ["day"]
-            second = await _resume(url, pending, MONDAY)
-            assert isinstance(second, PendingCall)
-            return str((await _resume(url, second, TEN)).text)
+            async def flow() -> str:
+                async with client(url) as c:
+                    pending = await c.call_tool("old_book", {"room": "Blue"}, manual=True)
+                assert isinstance(pending, PendingCall)
+                assert list(pending.input_requests) == ["day"]
+                second = await _resume(url, pending, MONDAY)
+                assert isinstance(second, PendingCall)
+                return str((await _resume(url, second, TEN)).text)
 
-        async def go() -> None:
-            before = RUNS["book"]
-            for _ in range(3):
-                done = await asyncio.gather(*(flow() for _ in range(4)))
-                assert done == ["Blue booked for Monday at 10:00"] * 4
-            assert RUNS["book"] - before == 12
+            async def go() -> None:
+                before = RUNS["book"]
+                for _ in range(3):
+                    done = await asyncio.gather(*(flow() for _ in range(4)))
+                    assert done == ["Blue booked for Monday at 10:00"] * 4
+                assert RUNS["book"] - before == 12
 
-        asyncio.run(go())
-        forwarded = 0
-        while (message := watcher.get_message(timeout=0.2)) is not None:
-            if message["type"] == "pmessage" and json.loads(message["data"]).get("t") == "q":
-                forwarded += 1
-        assert forwarded > 0
+            asyncio.run(go())
+            forwarded = 0
+            while (message := watcher.get_message(timeout=0.2)) is not None:
+                if message["type"] == "pmessage" and json.loads(message["data"]).get("t") == "q":
+                    forwarded += 1
+            assert forwarded > 0
     finally:
         watcher.close()
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_a_forwarded_round_carries_the_upstreams_progress_and_log_messages(

@@ -1,18 +1,19 @@
-"""Ending a child process a test started: asked to stop (SIGTERM), killed if it has not within
-`grace` seconds, and always reaped, so no test leaves a server running behind it. And reading a
+"""Ending a child process a test started: asked to stop (SIGTERM, or the signal given), killed
+if it has not within `grace` seconds, and always reaped, so no test leaves a server running behind it. And reading a
 child's output pipe for its whole life (`Drained`), so a chatty child never blocks on a full pipe."""
 
 from __future__ import annotations
 
 import queue
+import signal
 import subprocess
 import threading
 from typing import IO, Any
 
 
-def end(proc: subprocess.Popen[Any], grace: float = 5.0) -> None:
+def end(proc: subprocess.Popen[Any], grace: float = 5.0, sig: int = signal.SIGTERM) -> None:
     if proc.poll() is None:
-        proc.terminate()
+        proc.send_signal(sig)
         try:
             proc.wait(grace)
             return
