@@ -22,6 +22,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +107,9 @@ class Transport:
         return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
 
 
-def protocol_caller(which: str, app: Any) -> Any:
-    """`call`, but through the HTTP protocol `which` is served with, from request bytes."""
+def protocol_for(which: str, app: Any) -> tuple[Any, Transport]:
+    """The HTTP protocol `which` is served with, in front of `app`, connected to a stand-in
+    `Transport` (both given back)."""
     import uvicorn
     from uvicorn.server import ServerState
 
@@ -129,18 +131,51 @@ def protocol_caller(which: str, app: Any) -> Any:
                    _loop=asyncio.get_running_loop())
     transport = Transport()
     protocol.connection_made(transport)
+    return protocol, transport
+
+
+async def feed(protocol: Any, transport: Transport, raw: bytes) -> bytes:
+    """`raw` (one request's bytes) given to `protocol`, awaited until its response is complete:
+    what the protocol wrote for it, head and body."""
+    transport.written.clear()
+    before = protocol.cycle
+    protocol.data_received(raw)
+    while protocol.cycle is before or not protocol.cycle.response_complete:
+        await asyncio.sleep(0)  # a request that became a task (every one, on plain uvicorn)
+    return b"".join(transport.written)
+
+
+def protocol_caller(which: str, app: Any) -> Any:
+    """`call`, but through the HTTP protocol `which` is served with, from request bytes."""
+    protocol, transport = protocol_for(which, app)
 
     async def call_bytes(_: Any, name: str, data: bytes) -> bytes:
         head = b"".join(b"%s: %s\r\n" % pair for pair in scope(name)["headers"])
         raw = b"POST /mcp HTTP/1.1\r\n%scontent-length: %d\r\n\r\n%s" % (head, len(data), data)
-        transport.written.clear()
-        before = protocol.cycle
-        protocol.data_received(raw)
-        while protocol.cycle is before or not protocol.cycle.response_complete:
-            await asyncio.sleep(0)  # a request that became a task (every one, on plain uvicorn)
-        return b"".join(transport.written).partition(b"\r\n\r\n")[2]
+        return (await feed(protocol, transport, raw)).partition(b"\r\n\r\n")[2]
 
     return call_bytes
+
+
+async def best_of_five(once: Callable[[], Awaitable[Any]], n: int, *, warm: int = 200,
+                       clock: Callable[[], float] = time.perf_counter,
+                       profiler: Any = None) -> float:
+    """Microseconds per `await once()`: `warm` calls first, then the best of five runs of `n`,
+    each timed by `clock`; a `profiler` given (a `cProfile.Profile`) runs over the five.
+    benchmarks/proxy_inprocess.py, upstream_link.py and upstream_requests.py time with it too."""
+    for _ in range(warm):
+        await once()
+    if profiler is not None:
+        profiler.enable()
+    best = float("inf")
+    for _ in range(5):
+        start = clock()
+        for _ in range(n):
+            await once()
+        best = min(best, (clock() - start) / n * 1e6)
+    if profiler is not None:
+        profiler.disable()
+    return best
 
 
 def load(which: str) -> Any:
@@ -179,24 +214,15 @@ async def run(which: str, path: str, n: int, profile: bool, through_protocol: bo
         assert b"blue" in await ask(app, "ask_color", answer)
 
     fn = {"add": add, "leg1": leg1, "leg2": leg2, "flow": flow}[path]
-    for _ in range(200):
-        await fn()
     profiler = None
     if profile:
         import cProfile
 
         profiler = cProfile.Profile()
-        profiler.enable()
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(n):
-            await fn()
-        best = min(best, (time.perf_counter() - start) / n * 1e6)
+    best = await best_of_five(fn, n, profiler=profiler)
     if profiler is not None:
         import pstats
 
-        profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
     how = ", through the protocol" if through_protocol else ""
     print(f"{which} {path}: {best:.1f} us per op (best of 5 x {n}, hot caches{how})")

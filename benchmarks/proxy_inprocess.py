@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from inprocess import ADD, LEG1, call, leg2_body  # noqa: E402
+from inprocess import ADD, LEG1, best_of_five, call, leg2_body  # noqa: E402
 from run import free_port, wait_http_ready  # noqa: E402
 
 from rondo.client.types import CallToolResult, PendingCall  # noqa: E402
@@ -84,24 +84,16 @@ async def main(n: int, profile: bool, flow: bool, stubbed: bool) -> None:
 
             one = mrtr if flow else add
             what = "flow" if flow else "add"
-            for _ in range(300):
-                await one()
             profiler = None
             if profile:
                 import cProfile
 
                 profiler = cProfile.Profile()
-                profiler.enable()
-            best = float("inf")
-            for _ in range(5):
-                start = time.process_time()
-                for _ in range(n):
-                    await one()
-                best = min(best, (time.process_time() - start) / n * 1e6)
+            best = await best_of_five(one, n, warm=300, clock=time.process_time,
+                                      profiler=profiler)
             if profiler is not None:
                 import pstats
 
-                profiler.disable()
                 stats = pstats.Stats(profiler)
                 print(f"function calls per relayed {what}: {stats.total_calls / (5 * n):.0f}")  # type: ignore[attr-defined]
                 if "--by-file" in sys.argv:

@@ -34,6 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from inprocess import best_of_five  # noqa: E402
 from run import free_port, wait_http_ready  # noqa: E402
 
 from rondo.client import Client  # noqa: E402
@@ -86,24 +87,15 @@ def socket_layer(port: int, n: int) -> float:
 
 
 async def timed(once: Callable[[], Awaitable[None]], n: int, profile: bool) -> float:
-    for _ in range(200):
-        await once()
     profiler = None
     if profile:
         import cProfile
 
         profiler = cProfile.Profile(time.process_time)
-        profiler.enable()
-    best = float("inf")
-    for _ in range(5):
-        start = time.process_time()
-        for _ in range(n):
-            await once()
-        best = min(best, (time.process_time() - start) / n * 1e6)
+    best = await best_of_five(once, n, clock=time.process_time, profiler=profiler)
     if profiler is not None:
         import pstats
 
-        profiler.disable()
         stats = pstats.Stats(profiler)
         print(f"function calls per call: {stats.total_calls / (5 * n):.0f}")  # type: ignore[attr-defined]
         stats.sort_stats("ncalls" if "--ncalls" in sys.argv else "tottime").print_stats(80 if "--ncalls" in sys.argv else 25)

@@ -27,13 +27,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import run  # noqa: E402
-from inprocess import Transport, load  # noqa: E402
+from inprocess import best_of_five, feed, load, protocol_for  # noqa: E402
 
 WRK_BODY = (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", '
             b'"arguments": {"a": 1, "b": 2}, "_meta": {"io.modelcontextprotocol/protocolVersion": '
@@ -57,37 +56,12 @@ REQUESTS = {
 
 
 async def in_process(raw: bytes, n: int) -> None:
-    import uvicorn
-    from uvicorn.server import ServerState
-
-    from rondo.transport.serve import SERVE_OPTIONS
-    from rondo.transport.serve.limits import HttpLimits, guarded_protocol, uvicorn_options
-
-    options: dict[str, Any] = {"log_level": "warning", "access_log": False, "lifespan": "off"}
-    options.update(SERVE_OPTIONS, **uvicorn_options(HttpLimits()))
-    config = uvicorn.Config(load("rondo"), **options)
-    config.load()
-    protocol: Any = guarded_protocol("httptools", HttpLimits())(
-        config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop())
-    transport = Transport()
-    protocol.connection_made(transport)
+    protocol, transport = protocol_for("rondo", load("rondo"))  # served as `serve()` serves
 
     async def one() -> None:
-        transport.written.clear()
-        before = protocol.cycle
-        protocol.data_received(raw)
-        while protocol.cycle is before or not protocol.cycle.response_complete:
-            await asyncio.sleep(0)
-        assert b'"3"' in b"".join(transport.written)
+        assert b'"3"' in await feed(protocol, transport, raw)
 
-    for _ in range(300):
-        await one()
-    best = float("inf")
-    for _ in range(5):
-        start = time.process_time()
-        for _ in range(n):
-            await one()
-        best = min(best, (time.process_time() - start) / n * 1e6)
+    best = await best_of_five(one, n, warm=300, clock=time.process_time)
     print(f"upstream CPU per request: {best:.1f} us (best of 5 x {n})")
 
 
