@@ -12,6 +12,7 @@ import pytest
 import rondo
 from rondo import elicit
 from rondo.client import Client, ClientError, InputRequiredError, PendingCall, ProtocolError
+from tests.helpers.scripted import Scripted
 
 
 def run(coro: Any) -> Any:
@@ -46,31 +47,6 @@ def make_server() -> rondo.Server:
         return [prefix + argument["value"] + "-1"]
 
     return server
-
-
-class Scripted:
-    """A transport answering each request from a function (for malformed servers)."""
-
-    name = "memory"
-    legacy_version = None
-
-    def __init__(self, answer: Any) -> None:
-        self.answer = answer
-
-    async def start(self, on_incoming: Any) -> None:
-        return None
-
-    async def request(self, message: dict[str, Any], headers: Any = None) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": message["id"], **self.answer(message)}
-
-    async def notify(self, message: dict[str, Any]) -> None:
-        return None
-
-    async def after_handshake(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
 
 def test_construction_refuses_unknown_versions_and_targets() -> None:

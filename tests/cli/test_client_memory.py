@@ -23,6 +23,7 @@ from rondo.client import (
 )
 from rondo.wire.meta import CLIENT_CAPABILITIES, CLIENT_INFO, PROTOCOL_VERSION
 from tests.helpers.client_fixture import server
+from tests.helpers.scripted import Scripted
 
 
 def pick_blue(request: ElicitRequest) -> Any:
@@ -217,31 +218,6 @@ def test_pinned_protocol(protocol: str) -> None:
             assert (await client.call_tool("everything")).text == "blue @ file:///r"
 
     run(go())
-
-
-class Scripted:
-    """A fake transport answering each request from a script (for bad-server behaviour)."""
-
-    name = "memory"
-    legacy_version = None
-
-    def __init__(self, answer: Any) -> None:
-        self.answer = answer
-
-    async def start(self, on_incoming: Any) -> None:
-        return None
-
-    async def request(self, message: dict[str, Any], headers: Any = None) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": message["id"], **self.answer(message)}
-
-    async def notify(self, message: dict[str, Any]) -> None:
-        return None
-
-    async def after_handshake(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
 
 def test_result_types_missing_unknown_and_misplaced() -> None:
