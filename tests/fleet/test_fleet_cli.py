@@ -22,6 +22,7 @@ import pytest
 
 from tests.helpers import fleet_parts
 from tests.helpers.helpers_core import SERVER_INFO, http_headers, http_messages, request
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 
@@ -42,13 +43,7 @@ class Running:
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    end(proc, 10, signal.SIGINT)
 
 
 def keyed_env(**extra: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from rondo.client import Client, PendingCall
 from rondo.gateway.bridge import Hold, Replay
 from tests.helpers.bridge_upstream import CANCELLED, RUNS, STARTED, answers, bridge_upstream
 from tests.helpers.gateway_upstream import served
+from tests.helpers.processes import end
 
 MODES = ["hold", "replay"]
 KEYS = rondo.StatePolicy(keys=[("k1", b"k" * 32)])
@@ -548,13 +549,7 @@ def test_a_proxy_process_killed_mid_flow(upstream: str, mode: str) -> None:
         asyncio.run(retry())
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            end(proc, 10, signal.SIGINT)
 
 
 class Stalling:

@@ -16,6 +16,7 @@ import pytest
 from rondo.cli import main
 from rondo.client import Client, ElicitRequest, ElicitResult
 from tests.helpers.gateway_upstream import Recorder, free_port, served, upstream_server
+from tests.helpers.processes import end
 
 ERAS = ["2025-11-25", "2026-07-28"]
 
@@ -69,12 +70,7 @@ def test_rondo_proxy_http_serves_both_eras(upstream: Any) -> None:
 
         asyncio.run(go())
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        end(proc, 10, signal.SIGINT)
     assert {post.get("authorization") for post in recorder.posts} == {"Bearer proxy-own"}
 
 

@@ -16,6 +16,7 @@ import rondo
 from rondo.client import Client, ClientGroup, ConfigError, ElicitRequest, ElicitResult
 from rondo.gateway import from_mcp_json
 from tests.helpers.gateway_upstream import Recorder, free_port, served, upstream_server
+from tests.helpers.processes import end
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 ERAS = ["2025-11-25", "2026-07-28"]
@@ -181,12 +182,7 @@ def test_rondo_gateway_serves_an_mcp_json_over_http(upstream: Any, tmp_path: Pat
 
         asyncio.run(go())
     finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        end(proc, 10, signal.SIGINT)
     assert {post.get("authorization") for post in recorder.posts} == {"Bearer cli-own"}
 
 

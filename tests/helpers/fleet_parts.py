@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.loopback import free_port
+from tests.helpers.processes import end
 
 REPO = Path(__file__).resolve().parents[2]
 APP = Path(__file__).resolve().parent / "fleet_app.py"
@@ -93,13 +94,7 @@ def redis_fleet(app: Path, workers: int = 3) -> Iterator[list[Worker]]:
 
 
 def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    end(proc, 10, sig)
 
 
 @contextlib.contextmanager

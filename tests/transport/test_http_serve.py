@@ -22,6 +22,7 @@ from tests.helpers.helpers_core import (
     http_messages,
     request,
 )
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 
@@ -78,13 +79,7 @@ def served(tmp_path: Path, free_port: int):
         wait_for_port(free_port, proc)
         yield f"http://127.0.0.1:{free_port}/mcp"
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        end(proc, 10, signal.SIGINT)
         assert proc.stdout is not None and proc.stdout.read() == b""  # logs go to stderr
 
 
