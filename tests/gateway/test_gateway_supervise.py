@@ -20,6 +20,19 @@ MORTAL = Path(__file__).resolve().parents[1] / "helpers" / "mortal_upstream.py"
 KEY = "mortal-key-9f3b"
 
 
+async def restarted_pid(client: Client, tool: str) -> int:
+    """The upstream's pid (`tool`'s answer) once it is started again, within 20 s; every call
+    meanwhile fails with -32603 "upstream unavailable"."""
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return int((await client.call_tool(tool)).text)
+        except rondo.McpError as exc:
+            assert exc.code == -32603 and "unavailable" in exc.message
+            assert time.monotonic() < deadline, "the upstream was not started again"
+            await asyncio.sleep(0.05)
+
+
 def test_a_dead_stdio_upstream_is_started_again(caplog: pytest.LogCaptureFixture,
                                                 tmp_path: Path) -> None:
     starts = tmp_path / "starts"
@@ -40,15 +53,7 @@ def test_a_dead_stdio_upstream_is_started_again(caplog: pytest.LogCaptureFixture
             with pytest.raises(rondo.McpError, match="^upstream unavailable"):
                 await asyncio.wait_for(client.call_tool("pid"), 10)
             assert time.monotonic() - began < 0.5
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    second = int((await client.call_tool("pid")).text)
-                    break
-                except rondo.McpError as exc:
-                    assert exc.code == -32603 and "unavailable" in exc.message
-                    assert time.monotonic() < deadline, "the upstream was not started again"
-                    await asyncio.sleep(0.05)
+            second = await restarted_pid(client, "pid")
             assert second != first
             assert sorted(t.name for t in await client.list_tools()) == ["babble", "die", "pid"]
 
@@ -123,15 +128,7 @@ def test_in_a_gateway_a_dying_stdio_upstream_costs_the_others_nothing(tmp_path: 
                     await asyncio.wait_for(client.call_tool("mortal_die"), 10)
                 # While it restarts, the other upstream answers as before.
                 assert (await client.call_tool("steady_add", {"a": 1, "b": 2})).text == "3"
-                deadline = time.monotonic() + 20
-                while True:
-                    try:
-                        second = int((await client.call_tool("mortal_pid")).text)
-                        break
-                    except rondo.McpError as exc:
-                        assert exc.code == -32603
-                        assert time.monotonic() < deadline, "not started again"
-                        await asyncio.sleep(0.05)
+                second = await restarted_pid(client, "mortal_pid")
                 assert second != first
 
         asyncio.run(go())
@@ -148,15 +145,7 @@ def test_a_stdio_upstream_writing_garbage_is_cut_off_and_started_again() -> None
             with pytest.raises(rondo.McpError, match="^upstream unavailable$"):
                 await asyncio.wait_for(client.call_tool("babble"), 10)
             assert time.monotonic() - began < 5  # not the tool's 30 s, nor the 20 s timeout
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    second = int((await client.call_tool("pid")).text)
-                    break
-                except rondo.McpError as exc:
-                    assert exc.code == -32603
-                    assert time.monotonic() < deadline, "not started again"
-                    await asyncio.sleep(0.05)
+            second = await restarted_pid(client, "pid")
             assert second != first  # the untrusted process was replaced
 
     asyncio.run(go())
