@@ -136,12 +136,7 @@ class Fake(BaseHTTPRequestHandler):
         elif mode == "legacy-stall" and "id" not in body:
             self._send(202, "application/json", b"")
         elif mode == "legacy-stall":
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            self.wfile.write(b": keep-alive\n\n")
-            self.wfile.flush()
-            self.server.stop.wait(30)  # type: ignore[attr-defined]
+            self._stall()
         elif mode == "malformed":
             self._send(200, "application/json", b"{not json")
         elif mode == "deep":
@@ -151,17 +146,22 @@ class Fake(BaseHTTPRequestHandler):
         elif mode == "html-500":
             self._send(500, "text/html", b"<h1>oops</h1>")
         elif mode == "stall-sse":
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            self.wfile.write(b": keep-alive\n\n")
-            self.wfile.flush()
-            self.server.stop.wait(30)  # type: ignore[attr-defined]
+            self._stall()
         elif mode == "sse-ends":
             self._send(200, "text/event-stream", b"event: message\ndata: \n\n")
         elif mode == "error-400":
             error = {"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "bad params"}}
             self._send(400, "application/json", json.dumps(error).encode())
+
+    def _stall(self) -> None:
+        """An SSE stream that sends one keep-alive comment, then nothing until the server stops
+        (30 s at most)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b": keep-alive\n\n")
+        self.wfile.flush()
+        self.server.stop.wait(30)  # type: ignore[attr-defined]
 
     def _send(self, status: int, ctype: str, data: bytes) -> None:
         self.send_response(status)
