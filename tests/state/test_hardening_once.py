@@ -6,31 +6,9 @@ from typing import Any
 
 import pytest
 
-import rondo
-from rondo import elicit
-from rondo.state import MemoryReplayStore, StatePolicy
+from rondo.state import MemoryReplayStore
 from tests.helpers.helpers_core import ALL_CAPS, Client
-
-COLOR = elicit.form("Color?", {"type": "object", "properties": {"c": {"type": "string"}}})
-
-
-def once_server(store: MemoryReplayStore) -> rondo.Server:
-    # The principal is the test's `auth` value (a trusted transport would set it).
-    policy = StatePolicy(secret=b"k" * 32, once=True, replay_store=store,
-                         principal=lambda ctx: ctx.auth)
-    server = rondo.Server("once", state=policy)
-
-    @server.tool
-    def pick(ctx: rondo.Context) -> str:
-        """Asks once."""
-        answer = ctx.ask("color", COLOR)
-        return f"picked {answer.content['c']}"
-
-    return server
-
-
-def first_round(client: Client) -> dict[str, Any]:
-    return client.call("tools/call", {"name": "pick", "arguments": {}}, caps=ALL_CAPS)
+from tests.helpers.once_flows import anonymous_flows, first_round, once_server
 
 
 def test_a_flood_of_unfinished_flows_cannot_lock_out_tokens_already_issued() -> None:
@@ -139,46 +117,8 @@ def test_anonymous_http_clients_have_a_quota_each_by_address(kind: str) -> None:
     # Anonymous requests name no principal: over HTTP the client's address tells them apart,
     # so one anonymous client's flows do not lock out another's. (A plain `def` takes the
     # express lane, an `async def` the general one: both carry the address.)
-    import asyncio
-
-    import httpx
-
-    from tests.helpers.helpers_core import http_headers, request
-
     store = MemoryReplayStore(max_entries=100, max_per_principal=10, max_live_per_principal=2)
-    server = rondo.Server("once-http", state=StatePolicy(secret=b"k" * 32, once=True, replay_store=store))
-    if kind == "def":
-        @server.tool
-        def pick(ctx: rondo.Context) -> str:
-            """Asks once."""
-            return f"picked {ctx.ask('color', COLOR).content['c']}"
-    else:
-        @server.tool
-        async def pick(ctx: rondo.Context) -> str:
-            """Asks once."""
-            return f"picked {(await ctx.ask('color', COLOR)).content['c']}"
-
-    app = server.asgi()
-
-    async def post(address: str, params: dict[str, Any]) -> dict[str, Any]:
-        message = request("tools/call", params, caps=ALL_CAPS)
-        transport = httpx.ASGITransport(app=app, client=(address, 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            return (await http.post("/mcp", json=message, headers=http_headers(message))).json()
-
-    async def flow(address: str) -> dict[str, Any]:
-        first = await post(address, {"name": "pick", "arguments": {}})
-        if "error" in first:
-            return first
-        answer = {"color": {"action": "accept", "content": {"c": "red"}}}
-        return await post(address, {"name": "pick", "arguments": {}, "inputResponses": answer,
-                                    "requestState": first["result"]["requestState"]})
-
-    async def main() -> list[dict[str, Any]]:
-        return [await flow("10.0.0.1"), await flow("10.0.0.1"), await flow("10.0.0.1"),
-                await flow("10.0.0.2")]
-
-    one, two, three, other = asyncio.run(main())
+    one, two, three, other = anonymous_flows(store, kind)
     assert one["result"]["content"][0]["text"] == two["result"]["content"][0]["text"] == "picked red"
     assert three["error"]["code"] == -32000 and "for this client" in three["error"]["message"]
     assert other["result"]["content"][0]["text"] == "picked red"

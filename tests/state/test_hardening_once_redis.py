@@ -3,7 +3,6 @@ counted atomically in Redis so every worker sharing it sees the same counts."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import threading
@@ -13,16 +12,13 @@ from typing import Any
 
 import pytest
 
-import rondo
-from rondo import elicit
-from rondo.state import RedisReplayStore, StatePolicy
+from rondo.state import RedisReplayStore
 from tests.helpers import redis_server
-from tests.helpers.helpers_core import ALL_CAPS, Client, http_headers, request
+from tests.helpers.helpers_core import ALL_CAPS, Client
+from tests.helpers.once_flows import ANSWER, anonymous_flows, first_round, once_server
 
 pytestmark = pytest.mark.slow
 
-COLOR = elicit.form("Color?", {"type": "object", "properties": {"c": {"type": "string"}}})
-ANSWER = {"color": {"action": "accept", "content": {"c": "red"}}}
 _prefixes = iter(range(1_000_000))
 
 
@@ -35,24 +31,6 @@ def redis_url() -> Iterator[str]:
 def store_for(url: str, prefix: str | None = None, **limits: int) -> RedisReplayStore:
     """A store on its own key prefix, so each test starts from an empty store."""
     return RedisReplayStore(url=url, prefix=prefix or f"t{next(_prefixes)}:", **limits)
-
-
-def once_server(store: RedisReplayStore, name: str = "once") -> rondo.Server:
-    # The principal is the test's `auth` value (a trusted transport would set it).
-    policy = StatePolicy(secret=b"k" * 32, once=True, replay_store=store,
-                         principal=lambda ctx: ctx.auth)
-    server = rondo.Server(name, state=policy)
-
-    @server.tool
-    def pick(ctx: rondo.Context) -> str:
-        """Asks once."""
-        return f"picked {ctx.ask('color', COLOR).content['c']}"
-
-    return server
-
-
-def first_round(client: Client) -> dict[str, Any]:
-    return client.call("tools/call", {"name": "pick", "arguments": {}}, caps=ALL_CAPS)
 
 
 def finish(client: Client, first: dict[str, Any]) -> dict[str, Any]:
@@ -133,39 +111,8 @@ def test_places_leave_the_quota_when_their_tokens_expire(redis_url: str) -> None
 
 
 def test_anonymous_http_clients_have_a_quota_each_by_address_on_redis(redis_url: str) -> None:
-    import httpx
-
     store = store_for(redis_url, max_per_principal=10, max_live_per_principal=2)
-    server = rondo.Server("once-http", state=StatePolicy(secret=b"k" * 32, once=True,
-                                                         replay_store=store))
-
-    @server.tool
-    async def pick(ctx: rondo.Context) -> str:
-        """Asks once."""
-        return f"picked {(await ctx.ask('color', COLOR)).content['c']}"
-
-    app = server.asgi()
-
-    async def post(address: str, params: dict[str, Any]) -> dict[str, Any]:
-        message = request("tools/call", params, caps=ALL_CAPS)
-        transport = httpx.ASGITransport(app=app, client=(address, 40000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
-            answer: dict[str, Any] = (await http.post("/mcp", json=message,
-                                                      headers=http_headers(message))).json()
-            return answer
-
-    async def flow(address: str) -> dict[str, Any]:
-        first = await post(address, {"name": "pick", "arguments": {}})
-        if "error" in first:
-            return first
-        return await post(address, {"name": "pick", "arguments": {}, "inputResponses": ANSWER,
-                                    "requestState": first["result"]["requestState"]})
-
-    async def main() -> list[dict[str, Any]]:
-        return [await flow("10.0.0.1"), await flow("10.0.0.1"), await flow("10.0.0.1"),
-                await flow("10.0.0.2")]
-
-    one, two, three, other = asyncio.run(main())
+    one, two, three, other = anonymous_flows(store)
     assert one["result"]["content"][0]["text"] == two["result"]["content"][0]["text"] == "picked red"
     assert three["error"]["code"] == -32000
     assert "for this client (limit 2, max_live_per_principal)" in three["error"]["message"]
