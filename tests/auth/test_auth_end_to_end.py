@@ -17,6 +17,7 @@ import pytest
 from rondo.client import Client, LoopbackRedirect, MemoryTokenStore, OAuth
 from tests.authserver.fixture import AuthServer
 from tests.helpers.auth_live import free_port
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parents[1]
@@ -63,11 +64,7 @@ def test_rondo_client_signs_in_to_a_rondo_auth_server_and_completes_mrtr() -> No
 
             who, note = asyncio.run(asyncio.wait_for(flow(), 60))
         finally:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            end(proc, 5)
     assert who.startswith("sub=") and who != "sub=None"
     assert note == "wrote T: hi"  # 403 insufficient_scope, step-up, then an MRTR round
     assert len(visits) == 2  # the first sign-in and the step-up

@@ -30,6 +30,8 @@ from typing import Any
 
 import httpx
 
+from tests.helpers.processes import end
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 NODE = ROOT / ".cache" / "node" / "node_modules" / "node" / "bin" / "node"
@@ -68,12 +70,7 @@ class AuthServer:
             finally:
                 server._http.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end(proc, 5)
 
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         response = self._http.post(path, json=body)

@@ -22,6 +22,7 @@ import rondo  # noqa: E402
 from rondo.client import Client, ElicitRequest, ElicitResult  # noqa: E402
 from rondo.tasks import RedisTaskStore, TaskHandle  # noqa: E402
 from tests.helpers import redis_server  # noqa: E402
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 
@@ -94,13 +95,7 @@ class Node:
             self.proc.wait(10)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        end(self.proc, 10)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 

@@ -18,6 +18,7 @@ import httpx
 
 from tests.authserver.fixture import AuthServer
 from tests.helpers.loopback import free_port
+from tests.helpers.processes import end
 
 HERE = Path(__file__).resolve().parent
 
@@ -42,9 +43,4 @@ def protected_world() -> Iterator[str]:
                 time.sleep(0.1)
             yield f"http://127.0.0.1:{port}/mcp"
         finally:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end(proc, 5)

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 
 from tests.helpers import components
+from tests.helpers.processes import end
 
 START_TIMEOUT = 10.0
 
@@ -76,10 +77,4 @@ def running() -> Iterator[str]:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+    end(proc, 5)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.helpers.loopback import free_port
+from tests.helpers.processes import end
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK_PYTHON = ROOT / ".cache" / "interop-mcp-venv" / "bin" / "python"
@@ -53,9 +54,4 @@ def sdk_sse_server(script: Path, *, seconds: float = 20) -> Iterator[SdkServer]:
             time.sleep(0.05)
         yield made
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        end(proc, 10)

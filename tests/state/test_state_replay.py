@@ -24,6 +24,7 @@ import rondo.state as state
 from rondo.server.context import Context
 from rondo.wire.errors import McpError
 from tests.helpers import components, redis_server
+from tests.helpers.processes import end
 
 # The one answer every refused requestState gets, whatever the reason (logged, never sent).
 REJECTED = f"^{re.escape(state.REJECTED_MESSAGE)}$"
@@ -300,13 +301,7 @@ class Node:
         raise RuntimeError("node did not start")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+        end(self.proc, 10)
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 

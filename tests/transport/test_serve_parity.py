@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.loopback import free_port
+from tests.helpers.processes import end
 
 pytestmark = pytest.mark.slow
 
@@ -213,12 +214,7 @@ def servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         yield parser, started[0][1], started[1][1]
     finally:
         for proc, _ in started:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end(proc, 10)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
