@@ -5,6 +5,8 @@ removed again by unmount(); picked up when installed on the child after mounting
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -63,45 +65,54 @@ def upstream_posts(recorder: Recorder, method: str) -> list[dict[str, str]]:
     return [post for post in recorder.posts if post.get("mcp-method") == method]
 
 
-# -- 1. a mounted proxy relays its upstream's tasks -------------------------------------------
-
-
-def test_mounted_proxies_relay_tasks_each_to_its_own_upstream() -> None:
+@contextmanager
+def east_and_west() -> Iterator[tuple[str, Recorder, Recorder]]:
+    """Two task upstreams on loopback, `east` and `west`, each mounted as a proxy under its
+    label on a parent whose callers are told apart by client name; the parent served: its URL
+    and the two upstreams' recorders."""
     east, west = Recorder(task_upstream("east").asgi()), Recorder(task_upstream("west").asgi())
     with served(east) as (east_url, _), served(west) as (west_url, _):
         parent = rondo.Server("parent", state=StatePolicy(principal=by_name))
         mount(parent, rondo.proxy(east_url), namespace="east")
         mount(parent, rondo.proxy(west_url), namespace="west")
         with served(parent.asgi()) as (url, _):
+            yield url, east, west
 
-            async def go() -> None:
-                async with Client(url, name="alice", tasks=True, on_elicit=yes) as client:
-                    found = await client.discover()
-                    assert TASKS in found.capabilities["extensions"]
-                    ids = {}
-                    for side in ("east", "west"):
-                        raw = await client.call_raw(f"{side}_slow", {"seconds": 0.1})
-                        assert raw["resultType"] == "task"
-                        ids[side] = raw["taskId"]
-                    for side, task_id in ids.items():
-                        handle = client.task(task_id)
-                        assert (await handle.wait()).text == f"{side} slept 0.1"
-                        assert handle.last["taskId"] == task_id
-                    before = len(upstream_posts(east, "tasks/get"))
-                    head, _up, kid, mac = ids["east"].split(".")
-                    with pytest.raises(rondo.McpError, match="Task not found"):
-                        await client.task(f"{head}.{_up}x.{kid}.{mac}").get()
-                    assert len(upstream_posts(east, "tasks/get")) == before
-                    await client.task(ids["west"]).cancel()  # a finished task: still routed
-                    # The task's question is answered with tasks/update, at its own upstream.
-                    done = await client.call_tool("west_delete", {"filename": "a.txt"})
-                    assert done.text == "west deleted a.txt"
-                # 2025-11-25: no tasks on that era; the mounted proxy's tool answers in line.
-                async with Client(url, name="alice", protocol="2025-11-25") as legacy:
-                    assert (await legacy.call_tool("east_slow", {"seconds": 0.01})).text \
-                        == "east slept 0.01"
 
-            asyncio.run(go())
+# -- 1. a mounted proxy relays its upstream's tasks -------------------------------------------
+
+
+def test_mounted_proxies_relay_tasks_each_to_its_own_upstream() -> None:
+    with east_and_west() as (url, east, west):
+
+        async def go() -> None:
+            async with Client(url, name="alice", tasks=True, on_elicit=yes) as client:
+                found = await client.discover()
+                assert TASKS in found.capabilities["extensions"]
+                ids = {}
+                for side in ("east", "west"):
+                    raw = await client.call_raw(f"{side}_slow", {"seconds": 0.1})
+                    assert raw["resultType"] == "task"
+                    ids[side] = raw["taskId"]
+                for side, task_id in ids.items():
+                    handle = client.task(task_id)
+                    assert (await handle.wait()).text == f"{side} slept 0.1"
+                    assert handle.last["taskId"] == task_id
+                before = len(upstream_posts(east, "tasks/get"))
+                head, _up, kid, mac = ids["east"].split(".")
+                with pytest.raises(rondo.McpError, match="Task not found"):
+                    await client.task(f"{head}.{_up}x.{kid}.{mac}").get()
+                assert len(upstream_posts(east, "tasks/get")) == before
+                await client.task(ids["west"]).cancel()  # a finished task: still routed
+                # The task's question is answered with tasks/update, at its own upstream.
+                done = await client.call_tool("west_delete", {"filename": "a.txt"})
+                assert done.text == "west deleted a.txt"
+            # 2025-11-25: no tasks on that era; the mounted proxy's tool answers in line.
+            async with Client(url, name="alice", protocol="2025-11-25") as legacy:
+                assert (await legacy.call_tool("east_slow", {"seconds": 0.01})).text \
+                    == "east slept 0.01"
+
+        asyncio.run(go())
     # each upstream saw only its own task's polls, under its own id
     east_gets, west_gets = upstream_posts(east, "tasks/get"), upstream_posts(west, "tasks/get")
     assert east_gets and west_gets
@@ -640,32 +651,27 @@ def test_mounted_proxies_relay_task_notifications_each_from_its_own_upstream() -
     on its own upstream's stream and its `notifications/tasks` come under the id as held."""
     from tests.helpers.wire_schema import validate
 
-    east, west = Recorder(task_upstream("east").asgi()), Recorder(task_upstream("west").asgi())
-    with served(east) as (east_url, _), served(west) as (west_url, _):
-        parent = rondo.Server("parent", state=StatePolicy(principal=by_name))
-        mount(parent, rondo.proxy(east_url), namespace="east")
-        mount(parent, rondo.proxy(west_url), namespace="west")
-        with served(parent.asgi()) as (url, _):
+    with east_and_west() as (url, _, _):
 
-            async def go() -> None:
-                async with Client(url, name="alice", tasks=True) as client:
-                    ids = {side: (await client.call_raw(f"{side}_slow", {"seconds": 0.3})
-                                  )["taskId"] for side in ("east", "west")}
-                    async with client.listen(task_ids=[ids["east"], ids["west"]]) as sub:
-                        assert sorted(sub.acknowledged["taskIds"]) == sorted(ids.values())
-                        done: dict[str, str] = {}
-                        deadline = asyncio.get_running_loop().time() + 10
-                        while len(done) < 2:
-                            note = await asyncio.wait_for(
-                                sub.__anext__(), deadline - asyncio.get_running_loop().time())
-                            validate({"jsonrpc": "2.0", **note}, era="2026-07-28")
-                            params = note["params"]
-                            assert params["taskId"] in ids.values()
-                            if params["status"] == "completed":
-                                done[params["taskId"]] = params["result"]["content"][0]["text"]
-                    assert done == {ids["east"]: "east slept 0.3", ids["west"]: "west slept 0.3"}
+        async def go() -> None:
+            async with Client(url, name="alice", tasks=True) as client:
+                ids = {side: (await client.call_raw(f"{side}_slow", {"seconds": 0.3})
+                              )["taskId"] for side in ("east", "west")}
+                async with client.listen(task_ids=[ids["east"], ids["west"]]) as sub:
+                    assert sorted(sub.acknowledged["taskIds"]) == sorted(ids.values())
+                    done: dict[str, str] = {}
+                    deadline = asyncio.get_running_loop().time() + 10
+                    while len(done) < 2:
+                        note = await asyncio.wait_for(
+                            sub.__anext__(), deadline - asyncio.get_running_loop().time())
+                        validate({"jsonrpc": "2.0", **note}, era="2026-07-28")
+                        params = note["params"]
+                        assert params["taskId"] in ids.values()
+                        if params["status"] == "completed":
+                            done[params["taskId"]] = params["result"]["content"][0]["text"]
+                assert done == {ids["east"]: "east slept 0.3", ids["west"]: "west slept 0.3"}
 
-            asyncio.run(go())
+        asyncio.run(go())
 
 
 # -- a proxy's relayed tasks beside rondo's own tasks on one parent ----------------------------
