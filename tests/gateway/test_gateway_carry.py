@@ -17,6 +17,7 @@ from rondo.client import Client, ElicitRequest, ElicitResult
 from rondo.gateway import mount
 from rondo.state import StatePolicy
 from rondo.userstate import MemoryStore, UserState
+from tests.helpers.asgi_body import read_body, replaying
 from tests.helpers.gateway_upstream import Recorder, served
 from tests.helpers.subscribing import Heard, subscribed, touch_until_heard
 
@@ -553,22 +554,9 @@ class Bodies:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body, more = b"", True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
+        body = await read_body(receive)
         self.bodies.append(body)
-        given = False
-
-        async def replay() -> Any:
-            nonlocal given
-            if not given:
-                given = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 async def _touched(client: Client, heard: Heard) -> None:

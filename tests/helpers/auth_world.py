@@ -16,6 +16,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
+from tests.helpers.asgi_body import read_body
+
 MCP = "https://mcp.test/mcp"
 ISSUER = "https://as.test"
 REDIRECT = "http://127.0.0.1:4000/callback"
@@ -238,12 +240,7 @@ def asgi(world: World) -> Any:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         host = dict(scope["headers"]).get(b"host", b"").decode()
         query = ("?" + scope["query_string"].decode()) if scope["query_string"] else ""
         request = httpx.Request(scope["method"], f"http://{host}{scope['path']}{query}",

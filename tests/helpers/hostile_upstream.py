@@ -11,6 +11,7 @@ from typing import Any
 
 import rondo
 from rondo import InputRequired, elicit
+from tests.helpers.asgi_body import read_body, replaying
 
 INTERNAL = "http://10.9.8.7:5432/internal-db?token=hostile-secret"
 ASK = elicit.form("Again?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
@@ -51,12 +52,7 @@ class Hostile:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         try:
             request = json.loads(body)
         except ValueError:
@@ -64,16 +60,7 @@ class Hostile:
         name = (request.get("params") or {}).get("name") if isinstance(request, dict) and \
             request.get("method") == "tools/call" else None
         if name not in HOSTILE:
-            sent = False
-
-            async def replay() -> Any:
-                nonlocal sent
-                if not sent:
-                    sent = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
-            await self.app(scope, replay, send)
+            await self.app(scope, replaying(body, receive), send)
             return
         gone = asyncio.Event()
 
