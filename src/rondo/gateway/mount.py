@@ -11,20 +11,23 @@ the parent's own tools, with every round sealed by the parent's policy. The moun
 child (`Server.on_change`): a component added to or removed from the child later is brought in
 or dropped, and the parent's listeners hear `list_changed`. The child's lifespan hooks run
 inside the parent's lifespan.
+
+Which child a parent's completion or context call belongs to is gateway/mount_routes.py; the
+wraps a parent gets for its mounts' `visible=` and middleware, gateway/mount_wraps.py.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
-from collections.abc import AsyncIterator, Collection, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Mapping
 from typing import Any
 
 from ..server.components import Prompt, Resource, Tool
 from ..server.server import Server
-from .carried import TASKS, ChildMiddleware, ChildTaskMiddleware
 from .carry import Carrier
-from .transform import UNROUTED, Transform, Visibility, Visible, tags_of
+from .mount_routes import owning_child, route_completions
+from .mount_wraps import install_wraps
+from .transform import Transform, Visible, tags_of
 
 SEPARATOR = "_"
 # No `_` in a namespace: the separator then splits a mounted name one way only (`a_b` + `c`
@@ -50,7 +53,7 @@ class Mount:
         self._resources: set[str] = set()
         self._templates: set[str] = set()
         self._live = True
-        self.carrier = Carrier.of(parent, lambda ctx: _owner(parent, ctx))
+        self.carrier = Carrier.of(parent, lambda ctx: owning_child(_mounts(parent).values(), ctx))
 
     def name(self, name: str) -> str:
         """The name a child's tool or prompt has in the parent (after `rename=`)."""
@@ -213,7 +216,8 @@ class Mount:
         if not self._live:
             return
         if what in ("tools", "prompts", "resources"):
-            _machinery(self.parent)  # a mount made on the child since: its filters run here too
+            # A mount made on the child since: its filters run here too.
+            install_wraps(self.parent, _mounted(self.parent))
             self.sync(what)
             if what == "resources":
                 self.carrier.rejoin(self.namespace)
@@ -307,109 +311,14 @@ def mount(parent: Server, child: Server, *, namespace: str,
         made.carrier.release(namespace)
         raise
     mounts[namespace] = made
-    _machinery(parent)
+    install_wraps(parent, _mounted(parent))
     for what in ("tools", "prompts", "resources"):
         made.sync(what)
     child.on_change(made._follow)
     if child.completion_handler is not None:
-        _route_completions(parent)
+        route_completions(parent, _mounted(parent))
     parent.lifespan(_child_lifespan(child))  # its hooks, now or added later
     return made
-
-
-async def _complete_routed(parent: Server, own: Any, ref: Any, argument: Any,
-                           context: Any) -> Any:
-    """The parent's completion hook once a child has one: a ref to a mounted prompt goes to its
-    child under the child's own name; a ref to a mounted resource or template (same URI in
-    both) to the child serving it; anything else to the parent's own hook, if it had one."""
-    target: Server | None = None
-    if isinstance(ref, dict) and ref.get("type") == "ref/prompt":
-        name = str(ref.get("name", ""))
-        for made in _mounts(parent).values():
-            if name in made._prompts:
-                target, ref = made.child, {**ref, "name": made.origin.get(name, name)}
-                break
-    elif isinstance(ref, dict) and ref.get("type") == "ref/resource":
-        uri = ref.get("uri")
-        for made in () if uri == UNROUTED.get() else _mounts(parent).values():
-            if uri in made._resources or uri in made._templates:
-                target = made.child
-                break
-    hook = own if target is None else target.completion_handler
-    if hook is None:
-        return []
-    value = hook(ref, argument, context)
-    if inspect.isawaitable(value):
-        value = await value
-    return value
-
-
-def _route_completions(parent: Server) -> None:
-    """Make the parent's completion hook the router (once), keeping its own hook behind it."""
-    current = parent.completion_handler
-    if current is not None and current is parent.__dict__.get("_rondo_gateway_router"):
-        return
-
-    async def routed(ref: Any, argument: Any, context: Any) -> Any:
-        return await _complete_routed(parent, current, ref, argument, context)
-
-    parent.__dict__["_rondo_gateway_router"] = routed  # as _mounts keeps its table
-    parent.completion(routed)
-
-
-def _owner(parent: Server, ctx: Any) -> Server | None:
-    """The mounted child whose tool, prompt or resource `ctx`'s request runs (None: the
-    parent's own): what routes a child's context calls (`ctx.user_state`) to its own."""
-    method, params = ctx.request_method, ctx.request_params
-    key = params.get("uri" if method == "resources/read" else "name")
-    if not isinstance(key, str):
-        return None
-    kind = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}.get(method)
-    if kind is None:
-        return None
-    for made in _mounts(parent).values():
-        if made.owns(kind, key) or (kind == "resource" and _templated(made, key)):
-            return made.child
-    return None
-
-
-def _templated(made: Mount, uri: str) -> bool:
-    for template in made._templates:
-        found = made.parent.templates.get(template)
-        if found is not None and found.template is not None and found.template.match(uri):
-            return True
-    return False
-
-
-def _machinery(parent: Server) -> None:
-    """Give `parent` the visibility filter and the child-middleware wrap once a mount needs
-    them: its own `visible=` or a child's middleware, or either anywhere below (a mount of a
-    mount). A parent that needs neither pays nothing."""
-    def needs(server: Server, what: str) -> bool:
-        return any((made.transform.visible is not None if what == "visible"
-                    else bool(made.child.middleware)) or needs(made.child, what)
-                   for made in _mounts(server).values())
-
-    mounts = lambda: list(_mounts(parent).values())  # noqa: E731
-    if Visibility.name not in parent.extensions and needs(parent, "visible"):
-        parent.extension(Visibility(mounts))
-    if ChildMiddleware.name not in parent.extensions and needs(parent, "middleware"):
-        parent.extension(ChildMiddleware(mounts))
-        parent.on_change(lambda what, detail: _task_wrap(parent, what, detail))
-        _task_wrap(parent, "extension", parent.extensions.get(TASKS))
-
-
-def _task_wrap(parent: Server, what: str, detail: Any) -> None:
-    """Keep the child-middleware wrap of `tasks/*` while the parent has tasks rows to wrap."""
-    if getattr(detail, "name", None) != TASKS:
-        return
-    have = ChildTaskMiddleware.name in parent.extensions
-    if what == "extension" and not have:
-        outer = parent.extensions.get(ChildMiddleware.name)
-        if isinstance(outer, ChildMiddleware):
-            parent.extension(ChildTaskMiddleware(outer))
-    elif what == "unextension" and have:
-        parent.remove_extension(ChildTaskMiddleware.name)
 
 
 def _mounts(parent: Server) -> dict[str, Mount]:
@@ -421,11 +330,17 @@ def _mounts(parent: Server) -> dict[str, Mount]:
     return found
 
 
+def _mounted(parent: Server) -> Callable[[], list[Mount]]:
+    """The mounts on `parent`, as the wraps and the completion router read them: the current
+    ones at each call."""
+    return lambda: list(_mounts(parent).values())
+
+
 def _child_lifespan(child: Server) -> Any:
     async def child_lifespan(parent: Server) -> AsyncIterator[dict[str, Any]]:
         async with child.started() as values:
             if child.completion_handler is not None:  # a proxy's, installed as it connects
-                _route_completions(parent)
+                route_completions(parent, _mounted(parent))
             yield dict(values)
 
     child_lifespan.__name__ = f"{child.name}_lifespan"
