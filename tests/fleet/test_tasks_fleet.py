@@ -7,10 +7,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
-import signal
-import socket
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -22,7 +18,7 @@ import rondo  # noqa: E402
 from rondo.client import Client, ElicitRequest, ElicitResult  # noqa: E402
 from rondo.tasks import RedisTaskStore, TaskHandle  # noqa: E402
 from tests.helpers import redis_server  # noqa: E402
-from tests.helpers.processes import end
+from tests.helpers.fleet_parts import node_pair
 
 pytestmark = pytest.mark.slow
 
@@ -63,43 +59,6 @@ APP = textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Node:
-    def __init__(self, app: Path, name: str, env: dict[str, str]) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rondo", "run", str(app), "--http", str(self.port)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env={**env, "FLEET_NODE": name})
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(self.proc.stderr.read().decode() if self.proc.stderr else "exited")
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise AssertionError("node did not start")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)  # a worker dying, not shutting down
-            self.proc.wait(10)
-
-    def stop(self) -> None:
-        end(self.proc, 10)
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
-
-
 @pytest.fixture(scope="module")
 def redis_url():
     with redis_server.running() as url:
@@ -114,14 +73,8 @@ def fleet(redis_url, tmp_path):
     env = {**os.environ, "FLEET_REDIS": redis_url, "RONDO_STATE_KEYS": f"fleet1:{secret}"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(rondo.__file__).parents[1]),
                                                       env.get("PYTHONPATH")]))
-    nodes = [Node(app, "A", env), Node(app, "B", env)]
-    try:
-        for node in nodes:
-            node.wait_ready()
+    with node_pair(app, env, "FLEET_NODE") as nodes:
         yield nodes
-    finally:
-        for node in nodes:
-            node.stop()
 
 
 def approve(request: ElicitRequest) -> Any:

@@ -9,6 +9,7 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -95,6 +96,55 @@ def redis_fleet(app: Path, workers: int = 3) -> Iterator[list[Worker]]:
 
 def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
     end(proc, 10, sig)
+
+
+class Node:
+    """`rondo run APP --http 127.0.0.1:PORT` under `env` plus `{name_var: name}`: one node of a
+    fleet sharing a Redis (its stderr piped, shown if it exits before it listens)."""
+
+    def __init__(self, app: Path, env: dict[str, str], name_var: str, name: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rondo", "run", str(app), "--http", f"127.0.0.1:{self.port}"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={**env, name_var: name})
+
+    def wait_ready(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"node exited: {read_err(self.proc)}")
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("node did not start")
+
+    def kill(self) -> None:
+        """SIGKILL: a worker dying, not shutting down."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        end(self.proc, 10)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+@contextlib.contextmanager
+def node_pair(app: Path, env: dict[str, str], name_var: str) -> Iterator[list[Node]]:
+    """Nodes "A" and "B" of `app` sharing `env`, both listening before this yields; stopped
+    after."""
+    nodes = [Node(app, env, name_var, "A"), Node(app, env, name_var, "B")]
+    try:
+        for node in nodes:
+            node.wait_ready()
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
 
 
 @contextlib.contextmanager

@@ -8,9 +8,6 @@ import json
 import logging
 import os
 import re
-import socket
-import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -24,7 +21,7 @@ import rondo.state as state
 from rondo.server.context import Context
 from rondo.wire.errors import McpError
 from tests.helpers import components, redis_server
-from tests.helpers.processes import end
+from tests.helpers.fleet_parts import node_pair
 
 # The one answer every refused requestState gets, whatever the reason (logged, never sent).
 REJECTED = f"^{re.escape(state.REJECTED_MESSAGE)}$"
@@ -273,39 +270,6 @@ META = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Node:
-    def __init__(self, app: Path, name: str, env: dict[str, str]) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rondo", "run", str(app), "--http", f"127.0.0.1:{self.port}"],
-            env={**env, "SHOP_NODE": name}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"node exited: {self.proc.stderr.read().decode()[-2000:]}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("node did not start")
-
-    def stop(self) -> None:
-        end(self.proc, 10)
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
-
-
 @pytest.fixture(scope="module")
 def fleet(redis_url, tmp_path_factory):
     app = tmp_path_factory.mktemp("fleet") / "shop_app.py"
@@ -314,14 +278,8 @@ def fleet(redis_url, tmp_path_factory):
     env = {**os.environ, "SHOP_REDIS_URL": redis_url, "RONDO_STATE_KEYS": f"fleet1:{secret}"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(state.__file__).parents[2]),
                                                       env.get("PYTHONPATH")]))
-    nodes = [Node(app, "A", env), Node(app, "B", env)]
-    try:
-        for node in nodes:
-            node.wait_ready()
+    with node_pair(app, env, "SHOP_NODE") as nodes:
         yield nodes
-    finally:
-        for node in nodes:
-            node.stop()
 
 
 async def _post(client: Any, url: str, rid: int, amount: int, token: str | None = None) -> dict:
