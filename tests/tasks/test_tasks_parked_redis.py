@@ -122,14 +122,16 @@ def test_parked_tasks_on_redis_wake_only_for_their_own_answers(redis_url) -> Non
     server = parked_server(store, watch_interval=3600.0, lease=3600.0)
 
     async def main() -> tuple[list[str], Counter[str], Counter[str]]:
-        peer = Peer(server)
-        ids = await park(peer, 20)
-        before = Counter(store.reads)
-        await peer.result("tasks/update", {"taskId": ids[0], "inputResponses": {"name": accept(name="ada")}})
-        done = await peer.until(ids[0])
-        assert done["result"]["content"][0]["text"] == "hello ada"
+        async with server.started():  # its stop ends the 19 parked tasks while the store is open
+            peer = Peer(server)
+            ids = await park(peer, 20)
+            before = Counter(store.reads)
+            await peer.result("tasks/update", {"taskId": ids[0], "inputResponses": {"name": accept(name="ada")}})
+            done = await peer.until(ids[0])
+            assert done["result"]["content"][0]["text"] == "hello ada"
+            after = Counter(store.reads)
         await store.aclose()
-        return ids, before, Counter(store.reads)
+        return ids, before, after
 
     ids, before, after = asyncio.run(main())
     woken = [task_id for task_id in ids[1:] if after[task_id] != before[task_id]]

@@ -271,10 +271,14 @@ def test_a_redis_task_store_keeps_the_link(redis_url: str) -> None:
     exporter = InMemorySpanExporter()
 
     async def go() -> None:
-        peer = Peer(task_server(exporter, RedisTaskStore(redis_url)))
-        task_id = (await peer.tool("waits"))["taskId"]
-        await peer.until(task_id, "input_required")
-        await peer.result("tasks/cancel", {"taskId": task_id})
+        store = RedisTaskStore(redis_url)
+        server = task_server(exporter, store)
+        async with server.started():  # its stop awaits the cancelled question's withdrawal
+            peer = Peer(server)
+            task_id = (await peer.tool("waits"))["taskId"]
+            await peer.until(task_id, "input_required")
+            await peer.result("tasks/cancel", {"taskId": task_id})
+        await store.aclose()
 
     asyncio.run(go())
     (creation,) = named(exporter, "tools/call waits")

@@ -14,14 +14,13 @@ import logging
 import secrets
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..server.method import Handler, Method, Wrap
 from ..server.request import Request
 from ..wire.era import MODERN
 from ..wire.errors import McpError, invalid_params, missing_capability
-from ..wire.meta import SUBSCRIPTION_ID
 from .keeper import Leases
 from .record import (
     CANCELLED,
@@ -34,6 +33,7 @@ from .record import (
     principal_digest,
 )
 from .runtime import Launch
+from .stopping import Writes
 from .store import MemoryTaskStore, TaskStore
 
 if TYPE_CHECKING:
@@ -72,6 +72,10 @@ class Tasks:
     - `principal(ctx)`: who a request is; default the server's `StatePolicy.principal_of`
       (the verified token's principal when `rondo.auth` authenticated the request, else
       anonymous). Every task is bound to its creator's principal.
+    - `stop_timeout`: when the server stops (the end of its lifespan), the tasks it still runs
+      are failed ("The worker running this task stopped") and the extension awaits their last
+      writes, and any other store write it started, for at most this many seconds; what is
+      left then is cancelled (`stopping.py`).
     """
 
     name = EXTENSION
@@ -86,6 +90,7 @@ class Tasks:
         lease: float = 30.0,
         watch_interval: float = 0.25,
         principal: PrincipalFn | None = None,
+        stop_timeout: float = 5.0,
     ) -> None:
         if ttl_ms is not None and (not isinstance(ttl_ms, int) or isinstance(ttl_ms, bool) or ttl_ms <= 0):
             raise ValueError("ttl_ms must be a positive integer or None")
@@ -93,6 +98,8 @@ class Tasks:
             raise ValueError("poll_interval_ms must be a positive integer")
         if not lease > 0 or not watch_interval > 0:
             raise ValueError("lease and watch_interval must be positive")
+        if isinstance(stop_timeout, bool) or not isinstance(stop_timeout, int | float) or not stop_timeout > 0:
+            raise ValueError("stop_timeout must be a positive number of seconds")
         store = MemoryTaskStore() if store is None else store
         for op in ("create", "get", "modify", "wait"):
             if not callable(getattr(store, op, None)):
@@ -102,14 +109,38 @@ class Tasks:
         self.poll_interval_ms = poll_interval_ms
         self.lease = float(lease)
         self.watch_interval = float(watch_interval)
+        self.stop_timeout = float(stop_timeout)
         self._principal = principal
         self.worker_id = secrets.token_hex(8)
         self.running: set[Launch] = set()  # tasks this process is running
         self._leases: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Leases] = (
             weakref.WeakKeyDictionary())
+        self._writes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Writes] = (
+            weakref.WeakKeyDictionary())
+        self._attached: weakref.WeakSet[Server] = weakref.WeakSet()
+        self._made_store: TaskStore | None = None  # made by `use_redis`: closed at stop
         self.server: Server | None = None
 
     # -- the Extension protocol --------------------------------------------------------------
+
+    def attach(self, server: Server) -> None:
+        """Installed: the server's lifespan ends with `stop()` (one hook per server)."""
+        if server not in self._attached:
+            self._attached.add(server)
+            server.lifespan(self._lifespan)
+
+    async def _lifespan(self, server: Any) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            await self.stop()
+
+    async def stop(self) -> None:
+        """The server stops: end the tasks this event loop runs and await every store write
+        the extension started on it, within `stop_timeout` (the lifespan calls it)."""
+        from .stopping import stop
+
+        await stop(self)
 
     def capability(self, server: Server) -> Mapping[str, Any] | None:
         # Advertised only when some tool can answer with a task.
@@ -151,7 +182,7 @@ class Tasks:
         if isinstance(self.store, MemoryTaskStore):
             from .redis_store import RedisTaskStore
 
-            self.store = RedisTaskStore(url=url)
+            self.store = self._made_store = RedisTaskStore(url=url)
 
     async def tool_of(self, core: Core, req: Request, task_id: Any) -> str | None:
         """The tool whose call made task `task_id` (None: unknown, or made before records
@@ -248,60 +279,9 @@ class Tasks:
         return {}
 
     async def _listen(self, core: Core, req: Request, call_next: Handler) -> dict[str, Any]:
-        wanted = req.params.get("notifications")
-        ids = wanted.get("taskIds") if isinstance(wanted, Mapping) else None
-        if ids is None:
-            return await call_next(core, req)
-        if not declares_tasks(req.env.capabilities):
-            raise _needs_tasks()
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) or len(ids) > 100:
-            raise invalid_params("taskIds must be an array of at most 100 task ids")
-        mine = principal_digest(self.principal_of(core, req))
-        owned: list[str] = []
-        tracer = core.tracer
-        origins: list[tuple[str, Any]] | None = [] if tracer is not None and tracer.on else None
-        for task_id in dict.fromkeys(ids):
-            record = await self.store.get(task_id)
-            if record is not None and record.principal == mine:
-                owned.append(task_id)
-                if origins is not None:
-                    origins.append((task_id, record.trace))
-        if origins and tracer is not None:
-            tracer.task_watch(origins)
+        from .listen import listen
 
-        def emit(note: dict[str, Any]) -> None:
-            if note.get("method") == "notifications/subscriptions/acknowledged":
-                note["params"]["notifications"]["taskIds"] = list(owned)
-            req.emit(note)
-
-        inner = Request(req.id, req.method, req.params, req.env, req.dialect, emit=emit,
-                        auth=req.auth, call=req.call)
-        watcher = asyncio.ensure_future(self._watch(owned, req.id, req.emit))
-        try:
-            return await call_next(core, inner)
-        finally:
-            watcher.cancel()
-
-    async def _watch(self, task_ids: list[str], sub_id: Any, emit: Callable[[dict[str, Any]], None]) -> None:
-        """Push a full `DetailedTask` whenever a watched task changes, until each is terminal.
-        Reads the store, so changes made on any replica reach this stream."""
-        seen: dict[str, tuple[str, float, str | None]] = {}
-        live = list(task_ids)
-        while live:
-            for task_id in list(live):
-                record = await self.store.get(task_id)
-                if record is None:
-                    live.remove(task_id)
-                    continue
-                mark = (record.status, record.updated, record.message)
-                if seen.get(task_id) != mark:  # the state at subscription, then every change
-                    params = {"_meta": {SUBSCRIPTION_ID: sub_id}, **detailed_wire(record)}
-                    emit({"jsonrpc": "2.0", "method": "notifications/tasks", "params": params})
-                    seen[task_id] = mark
-                if record.terminal:
-                    live.remove(task_id)
-            if live:
-                await self.store.wait(live, self.watch_interval)
+        return await listen(self, core, req, call_next)
 
     # -- writes the runtime makes ----------------------------------------------------------
 
@@ -325,6 +305,18 @@ class Tasks:
         if leases is None:
             leases = self._leases[loop] = Leases(self, loop)
         return leases
+
+    def write(self, coro: Coroutine[Any, Any, Any], failure: str, task_id: str) -> asyncio.Task[Any]:
+        """Run a store write that must outlive the cancellation asking for it as a task the
+        server's stop awaits; its failure is logged as `failure` (`stopping.Writes`)."""
+        return self.writes(asyncio.get_running_loop()).start(coro, failure, task_id)
+
+    def writes(self, loop: asyncio.AbstractEventLoop) -> Writes:
+        """The background store writes of `loop` (made on first use)."""
+        writes = self._writes.get(loop)
+        if writes is None:
+            writes = self._writes[loop] = Writes()
+        return writes
 
     async def set_message(self, task_id: str, message: str) -> None:
         def put(rec: TaskRecord) -> bool:

@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .record import INPUT_REQUIRED, WORKING, TaskRecord
+from .stopping import short
 
 if TYPE_CHECKING:
     from .extension import Tasks
@@ -61,11 +62,17 @@ class Keeper:
         self._task = launch.loop.create_task(self._watch())
         launch.tasks.leases(launch.loop).add(launch)
 
+    @property
+    def task(self) -> asyncio.Task[None] | None:
+        """Its watch (the server's stop awaits it once the runner ended)."""
+        return self._task
+
     def wake(self) -> None:
         self._changed.set()
 
     def stop(self) -> None:
         self._stopped = True
+        self._changed.set()  # ends its wait even if the cancellation below is lost (seen inside a Redis read)
         self.launch.tasks.leases(self.launch.loop).discard(self.launch)
         if self._unlisten is not None:
             self._unlisten()
@@ -112,6 +119,8 @@ class Keeper:
                     return
                 if await self._deliver(rec):
                     continue  # it wrote: read again
+                if self._stopped:
+                    return
                 if listening:
                     await changed.wait()
                 else:
@@ -119,7 +128,7 @@ class Keeper:
         except asyncio.CancelledError:
             pass
         except Exception:
-            log.exception("task %s: the keeper failed; the lease will lapse", task_id)
+            log.exception("task %s: the keeper failed; the lease will lapse", short(task_id))
             tasks.leases(launch.loop).discard(launch)
 
     async def _deliver(self, rec: TaskRecord) -> bool:
@@ -175,6 +184,13 @@ class Leases:
     def discard(self, launch: Launch) -> None:
         if launch.record is not None:
             self.running.pop(launch.record.id, None)
+
+    def stop(self) -> asyncio.Task[None] | None:
+        """The server stops: its timer is cancelled (and handed over to be awaited)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+        return task
 
     async def _renew(self) -> None:
         """Every third of the lease: one heartbeat for the whole worker when the store keeps

@@ -238,9 +238,9 @@ class RedisTaskStore:
         for feed in self._feeds.values():
             await feed.aclose()
         self._feeds.clear()
-        for client in self._clients.values():
+        for client in self._clients.values():  # made here, each with the pool made for it
             with contextlib.suppress(Exception):
-                await client.aclose()
+                await client.aclose(close_connection_pool=True)
         self._clients.clear()
         self._scripts.clear()
 

@@ -33,6 +33,7 @@ from .record import (
     principal_digest,
     task_wire,
 )
+from .stopping import short, written
 
 if TYPE_CHECKING:
     from ..core.core import Core
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
     from .extension import Tasks
 
 log = logging.getLogger("rondo.tasks")
+
+# What a task still running when its server stops ends with (`Launch.halt`).
+STOPPED = "The worker running this task stopped (its server shut down)"
 
 # The launch of the tools/call being run, if it may become a task (set around its runner).
 LAUNCH: contextvars.ContextVar[Launch | None] = contextvars.ContextVar("rondo_task_launch", default=None)
@@ -70,6 +74,7 @@ class Launch:
         self.runner: asyncio.Task[Any] | None = None
         self.keeper: Keeper | None = None
         self.cancelled = threading.Event()
+        self.stopped = False  # halted by the server's stop (`stopping.py`)
         # The recording tools/call span, kept until the task exists (tracing only).
         tracer = core.tracer
         self.span: Any = tracer.recording() if tracer is not None and tracer.on else None
@@ -93,6 +98,15 @@ class Launch:
         result: dict[str, Any] = runner.result()
         return result
 
+    def halt(self) -> None:
+        """The server stops under the running task: it ends failed (`STOPPED`), unless it was
+        cancelled already; a worker thread's next `ctx.ask` raises `TaskCancelled`."""
+        if not self.cancelled.is_set():
+            self.stopped = True
+            self.cancelled.set()
+        if self.runner is not None and not self.runner.done():
+            self.runner.cancel()
+
     async def _run(self, call: Any) -> Any:
         try:
             result = await call()
@@ -106,10 +120,12 @@ class Launch:
                 raise
             await self._settle(FAILED, error=exc.to_error(), message=exc.message)
             return None
+        except GeneratorExit:
+            raise  # closed without its event loop (collected): nothing can be written now
         except BaseException as exc:
             if self.record is None:
                 raise
-            log.exception("task %s failed", self.record.id)
+            log.exception("task %s failed", short(self.record.id))
             await self._settle(FAILED, error=internal_error().to_error(), message=f"Internal error: {type(exc).__name__}")
             return None
         if self.record is None:
@@ -129,7 +145,11 @@ class Launch:
         self.tasks.running.discard(self)
         if self.keeper is not None:
             self.keeper.stop()
-        if self.cancelled.is_set() and status != CANCELLED:
+        if self.stopped:  # the server stopped under it (a result that made it in still counts)
+            if status != COMPLETED:
+                status, result, message = FAILED, None, STOPPED
+                error = {"code": -32603, "message": STOPPED}
+        elif self.cancelled.is_set() and status != CANCELLED:
             status, result, error, message = CANCELLED, None, None, "Cancelled"
 
         def finish(rec: TaskRecord) -> bool:
@@ -145,10 +165,11 @@ class Launch:
             rec.updated = time.time()
             return True
 
-        try:
-            await asyncio.shield(self.tasks.store.modify(self.record.id, finish))
-        except Exception:
-            log.exception("could not record the end of task %s", self.record.id)
+        # Its own task, which the server's stop awaits: a second cancellation of the runner
+        # does not cut the write short, nor lose its failure (logged there).
+        end = self.tasks.write(self.tasks.store.modify(self.record.id, finish),
+                               "rondo.tasks: could not record the end of task %s (%s)", self.record.id)
+        await written(self.tasks, end)
 
     async def start(self, ctx: Context, message: str | None) -> TaskRecord:
         """Create the task (durably), answer the call with it, and switch `ctx` to task mode."""
@@ -219,13 +240,19 @@ def _route_progress(launch: Launch, ctx: Context, dialect: Any) -> None:
             return
         message = (note.get("params") or {}).get("message")
         if isinstance(message, str):
-            loop.call_soon_threadsafe(_spawn, loop, launch.tasks.set_message, task_id, message)
+            loop.call_soon_threadsafe(_progress, launch, task_id, message)
 
     ctx.redirect(dialect, emit, f"task-{task_id}")
 
 
-def _spawn(loop: asyncio.AbstractEventLoop, fn: Any, *args: Any) -> None:
-    loop.create_task(fn(*args))
+def _progress(launch: Launch, task_id: str, message: str) -> None:
+    """A progress message becomes the task's `statusMessage`, in a write the server's stop
+    awaits (dropped while too many writes are in flight: the next message counts)."""
+    tasks = launch.tasks
+    if tasks.writes(launch.loop).full:
+        return
+    tasks.write(tasks.set_message(task_id, message),
+                "rondo.tasks: could not record the progress of task %s (%s)", task_id)
 
 
 class TaskDialect:
@@ -299,9 +326,15 @@ class TaskDialect:
         waiter = keeper.expect(set(wire_keys.values()))
         try:
             raw = await waiter
-        finally:
-            if not waiter.done() or waiter.cancelled():
-                await asyncio.shield(keeper.withdraw(set(wire_keys.values())))
+        except asyncio.CancelledError:
+            # Nobody waits for the answers any more: withdraw the question, in a write of its
+            # own the server's stop awaits, so cancelling this runner again does not leave it
+            # pending; its failure is logged there, and the cancellation goes on.
+            withdrawal = launch.tasks.write(keeper.withdraw(set(wire_keys.values())),
+                                            "rondo.tasks: could not withdraw a question of task %s (%s)",
+                                            launch.record.id)
+            await written(launch.tasks, withdrawal)
+            raise
         answers: dict[str, Any] = {}
         for key, wire_key in wire_keys.items():
             try:
