@@ -19,6 +19,7 @@ from rondo.client.types import CallToolResult, convert
 from rondo.gateway import mount
 from rondo.gateway.proxy import _raw_tool_body, _tool_body
 from tests.helpers.gateway_upstream import served, upstream_server
+from tests.helpers.polling import until
 
 CALLS: list[tuple[str, Any]] = [
     ("add", {"a": 2, "b": 3}),
@@ -126,6 +127,100 @@ def test_a_relayed_call_takes_the_lane_and_never_the_tools_own_function() -> Non
             front.tools["add"].relay = None  # the same call, the general path: it fails
             failed = asyncio.run(add())
     assert failed.is_error and "Internal error in tool 'add'" in failed.text
+
+
+def asgi_call(app: Any, body: dict[str, Any], gone: asyncio.Event | None = None
+              ) -> tuple[Any, list[dict[str, Any]]]:
+    """`app` called with one 2026-07-28 request as raw ASGI, in a task of its own: (the task,
+    what it sent). `gone` set: the client leaves (`http.disconnect`)."""
+    import json
+
+    message = json.dumps(body).encode()
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json"),
+               (b"accept", b"application/json, text/event-stream"),
+               (b"mcp-protocol-version", b"2026-07-28"), (b"mcp-method", b"tools/call"),
+               (b"mcp-name", body["params"]["name"].encode())]
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": message, "more_body": False}
+        await (gone or asyncio.Event()).wait()
+        return {"type": "http.disconnect"}
+
+    async def send(event: dict[str, Any]) -> None:
+        sent.append(event)
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers,
+             "scheme": "http", "server": ("127.0.0.1", 80), "query_string": b""}
+    return asyncio.ensure_future(app(scope, receive, send)), sent
+
+
+def tool_call(name: str, arguments: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}, **meta}}}
+
+
+def test_a_quiet_relayed_call_waits_in_the_requests_own_task_a_streaming_one_in_its_own() -> None:
+    # Asking for no progress and no log messages, nothing can stream while the relay waits:
+    # it runs in the request's task. A progress token (or a log level) gets a task of its own,
+    # whose notifications stream while the request's task writes them.
+    server = rondo.Server("relaying")
+    ran_in: list[Any] = []
+
+    @server.tool
+    async def hop() -> str:
+        """Relayed (a coroutine, as a proxy's tools are: a plain one takes the express lane)."""
+        raise AssertionError("the general path ran")
+
+    async def relay(ctx: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+        ran_in.append(asyncio.current_task())
+        await asyncio.sleep(0.01)  # it waits, as a relay does on its upstream
+        return {"content": [{"type": "text", "text": "hopped"}]}
+
+    server.tools["hop"].relay = relay
+
+    async def main() -> list[bool]:
+        app = server.asgi()
+        own: list[bool] = []
+        async with server.started():
+            for meta in ({}, {"progressToken": "p"},
+                         {"io.modelcontextprotocol/logLevel": "info"}):
+                task, sent = asgi_call(app, tool_call("hop", {}, **meta))
+                await asyncio.wait_for(task, 5)
+                assert b'"text":"hopped"' in b"".join(e.get("body", b"") for e in sent)
+                own.append(ran_in[-1] is task)
+        return own
+
+    assert asyncio.run(main()) == [True, False, False]
+
+
+def test_a_client_that_leaves_a_quiet_relayed_call_cancels_it_upstream() -> None:
+    from tests.helpers.gateway_upstream import CANCELLED, STARTED
+
+    tag = "quiet-lane-left"
+    with served(upstream_server().asgi()) as (url, _):
+        front = rondo.proxy(url)
+
+        async def main() -> list[dict[str, Any]]:
+            gone = asyncio.Event()
+            async with front.started():
+                task, sent = asgi_call(front.asgi(), tool_call("wait", {"tag": tag}), gone)
+                await until(lambda: tag in STARTED, 10, "the upstream never got the call")
+                assert not task.done()
+                gone.set()
+                await asyncio.wait_for(task, 10)  # the request ends: no hang, no exception
+                await until(lambda: tag in CANCELLED, 10, "the upstream call was never cancelled")
+            return sent
+
+        sent = asyncio.run(main())
+    body = b"".join(e.get("body", b"") for e in sent)
+    assert b'"Request cancelled"' in body  # the answer a gone client would have had
 
 
 @pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])

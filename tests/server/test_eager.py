@@ -237,6 +237,34 @@ def test_closing_the_resumed_coroutine_closes_the_handler() -> None:
     asyncio.run(main())
 
 
+def test_a_bare_yield_before_the_first_wait_is_resumed_by_the_tasks_first_step() -> None:
+    # `await asyncio.sleep(0)` in the eager phase (a request that needs a task before it
+    # waits): the task's first step is already a turn of the loop, so it resumes the handler
+    # at once instead of handing the task a bare yield to reschedule (a second step).
+    steps: list[str] = []
+
+    async def main() -> None:
+        later: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def handler() -> int:
+            steps.append("eager")
+            await asyncio.sleep(0)
+            steps.append("in the task")
+            return await later
+
+        coro = handler()
+        resumed = eager.Resumed(coro, coro.send(None))
+        assert steps == ["eager"]
+        assert resumed.send(None) is later  # the first step ran the handler on to its wait
+        assert steps == ["eager", "in the task"]
+        later.set_result(7)
+        with pytest.raises(StopIteration) as stop:
+            resumed.send(None)
+        assert stop.value.value == 7
+
+    asyncio.run(main())
+
+
 def test_a_throw_before_the_first_step_hands_every_later_send_to_the_handler() -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()

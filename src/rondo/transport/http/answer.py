@@ -2,7 +2,9 @@
 when its handler emits notifications first, an SSE stream of them followed by the result. A
 request that may wait runs as a task whose notifications stream as they come (bounded by
 `max_pending`, kept alive every `keepalive` seconds) and which is cancelled if the client
-leaves; the others run inline, their notifications answered with the result."""
+leaves; the others run inline, their notifications answered with the result. A lane's request
+(a proxy's relayed call) that asked for neither progress nor log messages waits in the
+request's own task: nothing of it can stream."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from ...core.failures import masked_internal_error
 from ...server.request import Emit, Request
 from ...wire.errors import SERVER_BUSY, McpError, http_status, internal_error
 from ...wire.jsonrpc import error_response
+from ...wire.meta import PROGRESS_TOKEN
 from .asgi import KEEPALIVE_FRAME, SSE_HEADERS, Receive, Scope, Send, send_json, sse_frame
 from .pending import PendingNotes
 
@@ -78,6 +81,9 @@ async def answer(
                 log, f"unexpected failure answering {rid!r}"))
         await send_inline(send, response, notes)
         return
+    if lane is not None and env.log_level is None and PROGRESS_TOKEN not in env.meta:
+        await _quiet_lane(app, rid, lane, receive, send)
+        return
     # It may wait: run it as a task, stream what it emits meanwhile.
     auth = scope.get("auth")
     loop = asyncio.get_running_loop()
@@ -127,6 +133,54 @@ async def answer(
             task.cancel()
 
 
+async def _quiet_lane(
+    app: HttpApp,
+    rid: Any,
+    lane: Callable[[Emit], Coroutine[Any, Any, dict[str, Any]]],
+    receive: Receive,
+    send: Send,
+) -> None:
+    """A lane's request that asked for neither progress nor log messages: nothing streams
+    while it waits, so it runs in the request's own task rather than a task of its own (on
+    a proxy's relayed call, a task, its callbacks and two loop turns fewer). What it emits
+    anyway is sent with its answer (one SSE body), and a client that leaves cancels it, as
+    `answer` does for a task of its own."""
+    if asyncio.current_task() is None:
+        # serve()'s eager start runs a request without a task until it first waits; the
+        # watcher below, and what the lane awaits (clients' deadlines), need one.
+        await asyncio.sleep(0)
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    gone: list[bool] = []  # the client left: the watcher cancelled this task
+    watcher: asyncio.Task[None] | None = None
+
+    def watch() -> None:
+        nonlocal watcher
+        watcher = loop.create_task(_cancel_on_disconnect(receive, task, gone))
+
+    notes: list[dict[str, Any]] = []
+    timer = loop.call_later(DISCONNECT_WATCH_AFTER, watch)
+    try:
+        response: dict[str, Any] = {
+            "jsonrpc": "2.0", "id": rid, "result": await lane(keeper(notes, app.max_pending))}
+    except McpError as exc:
+        response = error_response(rid, exc)
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        task.uncancel()
+        response = error_response(rid, internal_error("Request cancelled"))
+    except Exception as exc:
+        response = error_response(rid, masked_internal_error(
+            log, f"unexpected failure answering {rid!r}", exc))
+    finally:
+        timer.cancel()
+        if watcher is not None:
+            watcher.cancel()
+    await send_inline(send, response, notes)
+
+
 async def _stream(
     app: HttpApp,
     rid: Any,
@@ -164,10 +218,13 @@ async def _send_sse(send: Send, frames: list[dict[str, Any]]) -> None:
     await send({"type": "http.response.body", "body": b"".join(sse_frame(n) for n in frames)})
 
 
-async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
+async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any],
+                                gone: list[bool] | None = None) -> None:
     while not task.done():
         message = await receive()
         if message["type"] == "http.disconnect":
+            if gone is not None:
+                gone.append(True)
             task.cancel()
             return
 

@@ -7,7 +7,9 @@ whole usually never waits at all (reading the body, a synchronous tool, writing 
 under `serve()`'s httptools protocol it runs in the parser callback that completed it, inside a
 context of its own, exactly as its task would have. The first time it does wait, it is handed
 to a task from that point on, with the same context, and is counted in uvicorn's task set like
-any other (for `limit_concurrency` and graceful shutdown).
+any other (for `limit_concurrency` and graceful shutdown). A request that needs a task before
+it waits (`asyncio.timeout`, a relay's deadline) yields once (`asyncio.sleep(0)`): the task's
+first step is that turn, so it resumes at once.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class Resumed(Coroutine[Any, Any, None]):
         if waiting_on is _STARTED:
             return self._coro.send(value)
         self._waiting_on = _STARTED
+        if waiting_on is None:  # a bare yield (`asyncio.sleep(0)`): this step is its turn
+            return self._coro.send(value)
         return waiting_on
 
     def throw(self, *exc: Any) -> Any:
