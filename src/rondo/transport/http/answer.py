@@ -144,23 +144,24 @@ async def _quiet_lane(
     while it waits, so it runs in the request's own task rather than a task of its own (on
     a proxy's relayed call, a task, its callbacks and two loop turns fewer). What it emits
     anyway is sent with its answer (one SSE body), and a client that leaves cancels it, as
-    `answer` does for a task of its own."""
+    `answer` does for a task of its own (watched once it has run a while: `late_watch.py`)."""
     if asyncio.current_task() is None:
         # serve()'s eager start runs a request without a task until it first waits; the
         # watcher below, and what the lane awaits (clients' deadlines), need one.
         await asyncio.sleep(0)
     task = asyncio.current_task()
     assert task is not None
-    loop = asyncio.get_running_loop()
     gone: list[bool] = []  # the client left: the watcher cancelled this task
     watcher: asyncio.Task[None] | None = None
 
     def watch() -> None:
         nonlocal watcher
-        watcher = loop.create_task(_cancel_on_disconnect(receive, task, gone))
+        watcher = asyncio.get_running_loop().create_task(
+            _cancel_on_disconnect(receive, task, gone))
 
     notes: list[dict[str, Any]] = []
-    timer = loop.call_later(DISCONNECT_WATCH_AFTER, watch)
+    late = app.late_watch
+    late.add(task, watch)
     try:
         response: dict[str, Any] = {
             "jsonrpc": "2.0", "id": rid, "result": await lane(keeper(notes, app.max_pending))}
@@ -175,7 +176,7 @@ async def _quiet_lane(
         response = error_response(rid, masked_internal_error(
             log, f"unexpected failure answering {rid!r}", exc))
     finally:
-        timer.cancel()
+        late.discard(task)
         if watcher is not None:
             watcher.cancel()
     await send_inline(send, response, notes)

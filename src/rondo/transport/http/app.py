@@ -19,7 +19,7 @@ from ...wire.bounds import may_be_deep, nesting_error, too_deep
 from ...wire.era import MODERN
 from ...wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
 from ...wire.jsonrpc import not_an_object, readable_id
-from .answer import answer, keeper, send_inline
+from .answer import DISCONNECT_WATCH_AFTER, answer, keeper, send_inline
 from .asgi import Receive, Scope, Send, header_map, send_error, send_json, send_plain
 from .body import BodyTooLarge, Disconnected, read_body
 from .inbound import (
@@ -33,6 +33,7 @@ from .inbound import (
     host_refusal,
     method_route,
 )
+from .late_watch import LateWatch
 from .lifespan import check_start, lifespan_protocol, running
 from .verdicts import HeaderFacts, Verdicts
 
@@ -83,6 +84,8 @@ class HttpApp:
             raise ValueError("max_pending must be a positive number of notifications")
         # Notifications one SSE answer may hold for a client that does not read (docs/limits.md).
         self.max_pending = max_pending
+        # Disconnect watchers of the calls that wait in their request's own task (answer.py).
+        self.late_watch = LateWatch(DISCONNECT_WATCH_AFTER)
         self.server = server
         self.core = server.core
         self.path = path.rstrip("/") if path else None
