@@ -150,6 +150,26 @@ def test_front_checks_host_and_origin():
     asyncio.run(main())
 
 
+def test_front_judges_each_host_and_origin_pair_once_and_keeps_a_bounded_number():
+    async def main():
+        _, app = served(allowed_hosts=["mcp-svc"])
+        async with client_for(app) as http:
+            # The same Host with and without an Origin, twice each: four answers, two pairs.
+            for _ in range(2):
+                assert (await discover(http, host="mcp-svc")).status_code == 200
+                assert (await discover(http, host="mcp-svc", origin="https://evil.example")
+                        ).status_code == 403
+            assert len(app._verdicts) == 2
+            # Hosts a client picks at will: the memo never holds more than its bound, and a
+            # verdict judged again after it was let go is the same.
+            for n in range(300):
+                assert (await discover(http, host=f"h{n}.example")).status_code == 403
+            assert len(app._verdicts) <= 256
+            assert (await discover(http, host="mcp-svc")).status_code == 200
+            assert (await discover(http, host="h0.example")).status_code == 403
+    asyncio.run(main())
+
+
 def test_front_serves_under_a_root_path():
     async def main():
         _, app = served()

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 _FORWARDED = (b"x-forwarded-for", b"forwarded", b"x-real-ip")
 _LOOPBACK_CLIENTS = ("127.0.0.1", "::1", "localhost")
+_VERDICTS = 256  # (Host, Origin) pairs judged and kept
+_UNSEEN: Any = object()
 
 
 def normalize_origin(origin: str) -> str:
@@ -54,6 +56,7 @@ class Front:
         self.allowed_hosts = (
             None if hosts is None or "*" in hosts else frozenset(hostname(h) for h in hosts)
         )
+        self._verdicts: dict[tuple[bytes | None, bytes | None], str | None] = {}
         origins = None if allowed_origins is None else list(allowed_origins)
         self.allowed_origins = (
             None if origins is None else
@@ -75,7 +78,9 @@ class Front:
         if scope["method"] == "GET" and path == "/healthz":
             await _reply(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
-        headers = {name.lower(): value for name, value in scope["headers"]}
+        # uvicorn (what `rondo run` serves with) gives header names in lower case: one dict
+        # made in C, the last of a repeated header kept.
+        headers: dict[bytes, bytes] = dict(scope["headers"])
         if path == REPORT_PATH:
             if scope["method"] == "GET" and _local(scope, headers):
                 body = msgspec.json.encode(key_report(self.server, self.worker))
@@ -83,7 +88,13 @@ class Front:
             else:
                 await _reply(send, 404, b"Not Found", b"text/plain; charset=utf-8")
             return
-        refused = self._refusal(headers)
+        seen = (headers.get(b"host"), headers.get(b"origin"))
+        refused = self._verdicts.get(seen, _UNSEEN)
+        if refused is _UNSEEN:
+            refused = self._refusal(*seen)
+            if len(self._verdicts) >= _VERDICTS:  # bounded: a client picks these values
+                self._verdicts.clear()
+            self._verdicts[seen] = refused
         if refused is not None:
             body = msgspec.json.encode({"jsonrpc": "2.0", "error": {
                 "code": INVALID_REQUEST, "message": refused}})
@@ -91,18 +102,16 @@ class Front:
             return
         await self.app(scope, receive, send)
 
-    def _refusal(self, headers: dict[bytes, bytes]) -> str | None:
+    def _refusal(self, host: bytes | None, origin: bytes | None) -> str | None:
         """None when the request's Host and Origin are allowed, else the 403's message: what
-        was refused and the flag that allows it."""
+        was refused and the flag that allows it. (Each pair is judged once: `_verdicts`.)"""
         hosts = self.allowed_hosts
         if hosts is not None:
-            host = headers.get(b"host")
             if not host:
                 return "Forbidden: the request has no Host header"
             if hostname(host.decode("latin-1")) not in hosts:
                 return (f"Forbidden: Host {shown(host)} is not allowed; serve it with "
                         "rondo run --allowed-hosts NAME[,NAME...]")
-        origin = headers.get(b"origin")
         if origin is None:
             return None
         value = origin.decode("latin-1").strip().lower().rstrip("/")
