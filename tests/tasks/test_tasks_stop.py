@@ -217,3 +217,52 @@ def test_on_redis_parked_tasks_end_at_stop_without_waiting_out_the_timeout(
     assert left == []
     assert "still running" not in caplog.text
     assert [r.status if r is not None else None for r in records] == ["failed"] * 5
+
+
+class SilentServer:
+    """A client whose server says its task is working and never answers `tasks/cancel`."""
+
+    def __init__(self) -> None:
+        self.polled = asyncio.Event()
+        self.gave_up = False
+
+    async def request(self, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
+        task = {"taskId": "t1", "status": "working", "pollIntervalMs": 10}
+        if method == "tools/call":
+            return {"task": task}  # a 2025-11-25 task
+        if method == "tasks/get":
+            self.polled.set()
+            return task
+        assert method == "tasks/cancel"
+        try:
+            await asyncio.Event().wait()  # no answer, ever
+        finally:
+            self.gave_up = True
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("shape", ["handle", "legacy"])
+def test_a_client_gives_up_on_an_unanswered_cancel_and_leaves_nothing_running(
+        shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before: the tasks/cancel sent when the awaiting code was cancelled ran under
+    # asyncio.shield inside a timeout; past the timeout it was left running, unowned.
+    from rondo.tasks import client as tasks_client
+
+    monkeypatch.setattr(tasks_client, "CANCEL_TIMEOUT", 0.05)
+    server = SilentServer()
+
+    async def main() -> tuple[bool, list[asyncio.Task[Any]]]:
+        if shape == "handle":
+            waiting = asyncio.ensure_future(tasks_client.TaskHandle(server, "t1").wait_raw())  # type: ignore[arg-type]
+        else:
+            waiting = asyncio.ensure_future(tasks_client.legacy_call(server, {"name": "x"}, None))  # type: ignore[arg-type]
+        async with asyncio.timeout(5):
+            await server.polled.wait()  # in its poll loop: the code awaiting the task gives up
+            waiting.cancel()
+            await asyncio.wait({waiting})
+        return waiting.cancelled(), others()
+
+    cancelled, left = asyncio.run(main())
+    assert cancelled  # the caller's cancellation stands
+    assert left == []
+    assert server.gave_up  # the unanswered request was cancelled, not left behind

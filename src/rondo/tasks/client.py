@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..client.errors import ClientError, InputRequiredError, ProtocolError
@@ -62,6 +62,25 @@ class TaskFailed(McpError):
         code = raw if isinstance(raw, int) else -32603
         super().__init__(code, str(error.get("message", "task failed")), error.get("data"))
         self.task = task
+
+
+async def _send_cancel(request: Coroutine[Any, Any, Any]) -> None:
+    """Send a `tasks/cancel`, best effort, often while the caller is being cancelled: up to
+    `CANCEL_TIMEOUT` seconds, less if the caller is cancelled again (then it stops waiting).
+    Nothing of it is left running (past that it is cancelled, and awaited as long again at
+    most), and its failure is retrieved and dropped: the caller's own outcome stands."""
+    sending = asyncio.ensure_future(request)
+    try:
+        await asyncio.wait({sending}, timeout=CANCEL_TIMEOUT)
+    except asyncio.CancelledError:
+        pass  # cancelled again: the caller re-raises its own cancellation
+    finally:
+        if not sending.done():
+            sending.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait({sending}, timeout=CANCEL_TIMEOUT)
+        if sending.done() and not sending.cancelled():
+            sending.exception()
 
 
 def _poll_seconds(task: Mapping[str, Any]) -> float:
@@ -156,9 +175,7 @@ class TaskHandle:
         await self.update(responses)
 
     async def _cancel_quietly(self) -> None:
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            async with asyncio.timeout(CANCEL_TIMEOUT):
-                await asyncio.shield(self.cancel())
+        await _send_cancel(self.cancel())
 
 
 if TYPE_CHECKING:
@@ -258,9 +275,7 @@ async def legacy_call(client: Client, params: Json, on_status: StatusCallback | 
             raise TaskWasCancelled(task)
         result = await client.request("tasks/result", {"taskId": task_id}, timeout=None)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            async with asyncio.timeout(CANCEL_TIMEOUT):
-                await asyncio.shield(client.request("tasks/cancel", {"taskId": task_id}))
+        await _send_cancel(client.request("tasks/cancel", {"taskId": task_id}))
         raise
     return convert(result, CallToolResult, "tasks/result")
 
