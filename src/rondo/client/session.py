@@ -320,11 +320,22 @@ class Client:
             if token is not None:
                 assert on_progress is not None
                 self._progress[token] = on_progress
+            # The deadline: one timer handle that cancels this task (asyncio.timeout's context
+            # manager costs several times more per request, and every relayed call takes one),
+            # armed and read here rather than in a coroutine of its own (one fewer per wake).
+            timer = None if limit is None else self._deadline(limit, token)
             try:
-                response = await self._send(message, headers, limit, token)
+                response = await self.transport.request(message, headers)
+            except asyncio.CancelledError:
+                if timer is not None and timer.expired and timer.task.uncancel() <= timer.cancelling:
+                    raise self._timed_out(message, limit, timer) from None
+                raise
             finally:
+                if timer is not None:
+                    timer.handle.cancel()
                 if token is not None:
                     self._progress.pop(token, None)
+                    self._extend.pop(token, None)
             error = response.get("error")
             if error is not None:
                 exc = _mcp_error(error)
@@ -345,16 +356,12 @@ class Client:
             return result
         raise AssertionError("unreachable")
 
-    async def _send(self, message: Json, headers: Mapping[str, str] | None, limit: float | None,
-                    token: Any = None) -> Json:
-        if limit is None:
-            return await self.transport.request(message, headers)
-        # The deadline is one timer handle that cancels this task (asyncio.timeout's context
-        # manager costs several times more per request, and every relayed call takes one).
+    def _deadline(self, limit: float, token: Any) -> _Deadline:
+        """This request's deadline, `limit` seconds from now (moved on by progress when it
+        carries a progress token, up to `max_timeout`)."""
         loop = asyncio.get_running_loop()
         task = asyncio.current_task()
         assert task is not None
-        cancelling = task.cancelling()
         timer = _Deadline(task)
         timer.handle = loop.call_at(loop.time() + limit, timer.expire)
         if token is not None:
@@ -365,23 +372,15 @@ class Client:
                 timer.move(loop, when if cap is None else min(when, cap))
 
             self._extend[token] = extend
-        try:
-            return await self.transport.request(message, headers)
-        except asyncio.CancelledError:
-            if timer.expired and task.uncancel() <= cancelling:
-                if timer.moved:
-                    raise RequestTimeout(
-                        f"no answer to {message['method']} (id {message['id']!r}) within {limit} s "
-                        f"of its last progress, or {self.max_timeout} s in all (max_timeout)"
-                    ) from None
-                raise RequestTimeout(
-                    f"no answer to {message['method']} (id {message['id']!r}) within {limit} s"
-                ) from None
-            raise
-        finally:
-            timer.handle.cancel()
-            if token is not None:
-                self._extend.pop(token, None)
+        return timer
+
+    def _timed_out(self, message: Json, limit: float | None, timer: _Deadline) -> RequestTimeout:
+        if timer.moved:
+            return RequestTimeout(
+                f"no answer to {message['method']} (id {message['id']!r}) within {limit} s "
+                f"of its last progress, or {self.max_timeout} s in all (max_timeout)")
+        return RequestTimeout(
+            f"no answer to {message['method']} (id {message['id']!r}) within {limit} s")
 
     def follow_stream(self, subscription: Subscription) -> str:
         """A new listen stream's request id; its notifications go to `subscription`."""
@@ -697,10 +696,11 @@ def _mcp_error(error: Any) -> McpError:
 class _Deadline:
     """A request's deadline: a timer handle that cancels the waiting task when it fires."""
 
-    __slots__ = ("task", "handle", "expired", "moved")
+    __slots__ = ("task", "cancelling", "handle", "expired", "moved")
 
     def __init__(self, task: asyncio.Task[Any]) -> None:
         self.task = task
+        self.cancelling = task.cancelling()  # cancellations already asked of it
         self.handle: asyncio.TimerHandle
         self.expired = False
         self.moved = False  # pushed on by progress

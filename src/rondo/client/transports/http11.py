@@ -186,9 +186,14 @@ class Http11Pool(httpx.AsyncBaseTransport):
                 conn = await self._open(origin, connect_timeout, request)
             stream: _Body | None = None
             try:
-                await conn.write(message)
+                if conn.put(message):
+                    await conn.drain()
                 while True:
-                    raw = await conn.readuntil(b"\r\n\r\n", _MAX_HEAD)
+                    # `conn.readuntil` written out: every answer's head waits here.
+                    raw = conn.until(b"\r\n\r\n", _MAX_HEAD)
+                    while raw is None:
+                        await conn.arrival()
+                        raw = conn.until(b"\r\n\r\n", _MAX_HEAD)
                     known = heads.get(raw)
                     if known is not None:  # a head this pool parsed before, byte for byte
                         status, headers, version = known[0], LeanHeaders(known[1]), known[2]

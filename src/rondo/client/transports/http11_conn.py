@@ -134,17 +134,27 @@ class Conn(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
-    async def write(self, data: bytes) -> None:
-        """Write `data`, waiting while the transport's buffer is full."""
+    def put(self, data: bytes) -> bool:
+        """Write `data` without waiting; True when the writer must `drain()` before going on
+        (the transport's buffer is full, or the connection failed)."""
         transport = self.transport
         if transport is None or transport.is_closing():
             raise ConnectionResetError("the connection is closed")
         transport.write(data)
+        return self._full or self.error is not None
+
+    async def drain(self) -> None:
+        """Wait while the transport's buffer is full; the connection's error, if it failed."""
         while self._full and not self.eof:
             self._blocked = asyncio.get_running_loop().create_future()
             await self._blocked
         if self.error is not None:
             raise self.error
+
+    async def write(self, data: bytes) -> None:
+        """Write `data`, waiting while the transport's buffer is full."""
+        if self.put(data):
+            await self.drain()
 
     async def _more(self) -> None:
         """Wait until bytes arrive or the connection ends."""
@@ -161,30 +171,42 @@ class Conn(asyncio.Protocol):
         finally:
             self._waiter = None
 
+    def until(self, sep: bytes, limit: int) -> bytes | None:
+        """`readuntil` without a wait: the bytes up to and including `sep` if the buffer holds
+        them (taken), else None (then await `arrival()` and ask again)."""
+        buf = self.buf
+        at = buf.find(sep)
+        if at >= 0:
+            end = at + len(sep)
+            if end > limit:
+                raise asyncio.LimitOverrunError("separator found past the limit", at)
+            data = bytes(buf[:end])
+            del buf[:end]
+            return data
+        if len(buf) > limit:
+            raise asyncio.LimitOverrunError("separator not found within the limit", len(buf))
+        return None
+
+    def arrival(self) -> asyncio.Future[None]:
+        """A future done when more bytes (or the end) arrive: `_more` for a caller that awaits
+        it itself (no coroutine of its own); raises at the end, resumes a paused read."""
+        if self.eof:
+            if self.error is not None:
+                raise self.error
+            raise asyncio.IncompleteReadError(bytes(self.buf), None)
+        if self._paused and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        return waiter  # data_received (or the end) clears `_waiter` as it wakes it
+
     async def readuntil(self, sep: bytes, limit: int) -> bytes:
         """The bytes up to and including `sep`, which must come within `limit` bytes."""
-        buf = self.buf
-        start = 0
         while True:
-            at = buf.find(sep, start)
-            if at >= 0:
-                end = at + len(sep)
-                if end > limit:
-                    raise asyncio.LimitOverrunError("separator found past the limit", at)
-                data = bytes(buf[:end])
-                del buf[:end]
+            data = self.until(sep, limit)
+            if data is not None:
                 return data
-            if len(buf) > limit:
-                raise asyncio.LimitOverrunError("separator not found within the limit", len(buf))
-            start = max(0, len(buf) - len(sep) + 1)
-            if self.eof or self._paused:
-                await self._more()  # raises at the end; resumes a paused read
-                continue
-            waiter = self._waiter = asyncio.get_running_loop().create_future()
-            try:  # `_more` written out: every answer's head waits here
-                await waiter
-            finally:
-                self._waiter = None
+            await self.arrival()
 
     async def readexactly(self, n: int) -> bytes:
         buf = self.buf
