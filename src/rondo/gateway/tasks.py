@@ -134,6 +134,9 @@ class TaskRelay:
     def __init__(self, link: Upstream) -> None:
         self.link = link
         self.server: Server | None = None
+        # `active()` asked on every relayed call: judged again only when the upstream client,
+        # its era or what it says it offers (a reconnect's new capabilities) changed.
+        self._judged: tuple[Any, Any, str | None, bool] = (None, None, "", False)
 
     # -- the Extension protocol --------------------------------------------------------------
 
@@ -163,11 +166,19 @@ class TaskRelay:
             self.link.bridge.use_redis(url)
 
     def active(self) -> bool:
+        """Does the upstream offer tasks (a 2026-07-28 upstream with the extension)?"""
         client = self.link.client
-        if client is None or client.era != MODERN:
+        if client is None:
             return False
-        offers = (client.server_capabilities or {}).get("extensions")
-        return isinstance(offers, Mapping) and isinstance(offers.get(EXTENSION), Mapping)
+        caps, era = client.server_capabilities, client.era
+        seen_client, seen_caps, seen_era, verdict = self._judged
+        if client is seen_client and caps is seen_caps and era == seen_era:
+            return verdict
+        offers = (caps or {}).get("extensions")
+        verdict = (era == MODERN and isinstance(offers, Mapping)
+                   and isinstance(offers.get(EXTENSION), Mapping))
+        self._judged = (client, caps, era, verdict)
+        return verdict
 
     def capability(self, server: Server) -> Mapping[str, Any] | None:
         return {} if self.active() else None
