@@ -123,7 +123,8 @@ def test_the_fleet_front_and_the_app_share_the_host_and_origin_rule(host: str,
     sent = {b"host": host.encode()}
     if origin is not None:
         sent[b"origin"] = origin.encode()
-    assert (front._refusal(sent) is None) == app.host_ok({k: [v] for k, v in sent.items()})
+    refused = front._refusal(sent[b"host"], sent.get(b"origin"))
+    assert (refused is None) == app.host_ok({k: [v] for k, v in sent.items()})
 
 
 # -- the headers alone, the path, the method, the body ------------------------------------------
@@ -271,7 +272,7 @@ def test_every_http_front_end_answers_a_host_the_same_way(host: str) -> None:
     server = rondo.Server("hosts", state=None)
     expected = HostCheck(["localhost", "127.0.0.1", "[::1]"])(headers(host=host))
     assert HttpApp(server).host_ok(headers(host=host)) is expected
-    assert (Front(None, server)._refusal({b"host": host.encode()}) is None) is expected
+    assert (Front(None, server)._refusal(host.encode(), None) is None) is expected
 
     async def page() -> int:
         async with server.started(), Bridge(server) as bridge:

@@ -258,9 +258,12 @@ def test_a_bare_yield_before_the_first_wait_is_resumed_by_the_tasks_first_step()
         assert resumed.send(None) is later  # the first step ran the handler on to its wait
         assert steps == ["eager", "in the task"]
         later.set_result(7)
-        with pytest.raises(StopIteration) as stop:
+        try:
             resumed.send(None)
-        assert stop.value.value == 7
+        except StopIteration as stop:
+            assert stop.value == 7
+        else:
+            raise AssertionError("the handler did not finish")
 
     asyncio.run(main())
 
