@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from rondo.client.cache import ResultCache
+from rondo.client.deadlines import Deadline, Deadlines
 from rondo.client.errors import ClientError, InputRequiredError, ProtocolError, RequestTimeout
 from rondo.client.extension import ClientExtension as ClientExtension  # the old import paths
 from rondo.client.extension import ProgressCallback as ProgressCallback
@@ -175,6 +176,7 @@ class Client:
         self.max_timeout = max_timeout
         # progress token -> what a progress notification calls: push the request's deadline on.
         self._extend: dict[Any, Callable[[], None]] = {}
+        self._deadlines: Deadlines | None = None  # made on the first request, per loop
         self.probe_timeout = probe_timeout
         self.on_notification = on_notification
         # auth hook: an httpx.Auth (rondo.client.OAuth, ClientCredentials) for HTTP targets.
@@ -320,9 +322,10 @@ class Client:
             if token is not None:
                 assert on_progress is not None
                 self._progress[token] = on_progress
-            # The deadline: one timer handle that cancels this task (asyncio.timeout's context
-            # manager costs several times more per request, and every relayed call takes one),
-            # armed and read here rather than in a coroutine of its own (one fewer per wake).
+            # The deadline: cancels this task when its time is up, on the client's one timer
+            # (client/deadlines.py; asyncio.timeout's context manager, or a timer per request,
+            # costs every relayed call), armed and read here rather than in a coroutine of its
+            # own (one fewer per wake).
             timer = None if limit is None else self._deadline(limit, token)
             try:
                 response = await self.transport.request(message, headers)
@@ -332,7 +335,7 @@ class Client:
                 raise
             finally:
                 if timer is not None:
-                    timer.handle.cancel()
+                    timer.end()
                 if token is not None:
                     self._progress.pop(token, None)
                     self._extend.pop(token, None)
@@ -356,25 +359,27 @@ class Client:
             return result
         raise AssertionError("unreachable")
 
-    def _deadline(self, limit: float, token: Any) -> _Deadline:
+    def _deadline(self, limit: float, token: Any) -> Deadline:
         """This request's deadline, `limit` seconds from now (moved on by progress when it
-        carries a progress token, up to `max_timeout`)."""
+        carries a progress token, up to `max_timeout`), on the client's one timer."""
+        deadlines = self._deadlines
         loop = asyncio.get_running_loop()
+        if deadlines is None or deadlines.loop is not loop:
+            deadlines = self._deadlines = Deadlines(loop)
         task = asyncio.current_task()
         assert task is not None
-        timer = _Deadline(task)
-        timer.handle = loop.call_at(loop.time() + limit, timer.expire)
+        timer = deadlines.add(task, limit)
         if token is not None:
             cap = None if self.max_timeout is None else loop.time() + max(self.max_timeout, limit)
 
             def extend() -> None:  # progress: the server is working, count `limit` from now
                 when = loop.time() + limit
-                timer.move(loop, when if cap is None else min(when, cap))
+                timer.move(when if cap is None else min(when, cap))
 
             self._extend[token] = extend
         return timer
 
-    def _timed_out(self, message: Json, limit: float | None, timer: _Deadline) -> RequestTimeout:
+    def _timed_out(self, message: Json, limit: float | None, timer: Deadline) -> RequestTimeout:
         if timer.moved:
             return RequestTimeout(
                 f"no answer to {message['method']} (id {message['id']!r}) within {limit} s "
@@ -691,26 +696,3 @@ def _mcp_error(error: Any) -> McpError:
     if not isinstance(error, dict) or not isinstance(error.get("code"), int):
         raise ProtocolError(f"server sent a malformed JSON-RPC error: {error!r}")
     return McpError(error["code"], str(error.get("message", "")), error.get("data"))
-
-
-class _Deadline:
-    """A request's deadline: a timer handle that cancels the waiting task when it fires."""
-
-    __slots__ = ("task", "cancelling", "handle", "expired", "moved")
-
-    def __init__(self, task: asyncio.Task[Any]) -> None:
-        self.task = task
-        self.cancelling = task.cancelling()  # cancellations already asked of it
-        self.handle: asyncio.TimerHandle
-        self.expired = False
-        self.moved = False  # pushed on by progress
-
-    def expire(self) -> None:
-        self.expired = True
-        self.task.cancel()
-
-    def move(self, loop: asyncio.AbstractEventLoop, when: float) -> None:
-        if not self.expired:
-            self.handle.cancel()
-            self.handle = loop.call_at(when, self.expire)
-            self.moved = True
