@@ -25,7 +25,7 @@ import contextlib
 import contextvars
 import hashlib
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..auth.principal import CALLER, Principal
@@ -218,7 +218,9 @@ class Upstream:
         if client is None:
             raise McpError(UNAVAILABLE, "upstream unavailable: not connected")
         if self.bridge is not None and client.era == "legacy":
-            return await self.bridge.relay(ctx, method, params)  # gateway/bridge/
+            bridged = await self.bridge.relay(ctx, method, params)  # gateway/bridge/
+            return (_tool_body(bridged) if tool_body and isinstance(bridged, CallToolResult)
+                    else bridged)
         state = ctx.state
         if state is not None and (not isinstance(state, dict) or state.get("up") != self.identity):
             raise McpError(-32602, "invalid requestState: not this upstream's")
@@ -248,8 +250,10 @@ class Upstream:
                 pending, ctx.input_responses, manual=True,
                 on_progress=None if ctx.progress_token is None else _progress_of(ctx),
                 raw=tool_body)
-            if tool_body and type(result) is dict:
-                result = _raw_tool_body(result)  # a malformed one: ProtocolError, as convert
+            if tool_body:  # 2026-07-28: the result as sent; a legacy one (the bridge) typed
+                result = (_raw_tool_body(result) if type(result) is dict
+                          else _tool_body(result) if isinstance(result, CallToolResult)
+                          else result)  # a malformed one: ProtocolError, as convert
         except McpError as exc:
             data = exc.data if exc.code == MISSING_CAPABILITY else None
             raise passed_on(exc, data) from None
@@ -643,13 +647,12 @@ def _raw_tool_body(result: dict[str, Any]) -> dict[str, Any]:
 def _add_tool(server: Server, link: Upstream, tool: Any) -> None:
     upstream_name = tool.name
 
-    async def relay(ctx: Context, arguments: dict[str, Any]) -> Any:
-        # The relay lane's call (core/relay.py): the arguments as the client sent them.
-        # A 2026-07-28 upstream's result comes back as sent and checked (`_raw_tool_body`);
-        # a legacy one's through the bridge, typed.
-        result = await link.relay(ctx, "tools/call", {"name": upstream_name,
-                                                      "arguments": arguments}, tool_body=True)
-        return _tool_body(result) if isinstance(result, CallToolResult) else result
+    def relay(ctx: Context, arguments: dict[str, Any]) -> Coroutine[Any, Any, Any]:
+        # The relay lane's call (core/relay.py): the arguments as the client sent them, the
+        # result as the proxy's result object (`Upstream.relay(tool_body=True)`). A plain def
+        # handing over the coroutine: no frame of its own on every wake.
+        return link.relay(ctx, "tools/call", {"name": upstream_name, "arguments": arguments},
+                          tool_body=True)
 
     async def call(ctx: Context, **arguments: Any) -> Any:
         # The general path's (middleware, a legacy session, a mount's guard, tasks).

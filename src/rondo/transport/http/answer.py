@@ -81,9 +81,6 @@ async def answer(
                 log, f"unexpected failure answering {rid!r}"))
         await send_inline(send, response, notes)
         return
-    if lane is not None and env.log_level is None and PROGRESS_TOKEN not in env.meta:
-        await _quiet_lane(app, rid, lane, receive, send)
-        return
     # It may wait: run it as a task, stream what it emits meanwhile.
     auth = scope.get("auth")
     loop = asyncio.get_running_loop()
@@ -131,6 +128,25 @@ async def answer(
             watcher.cancel()
         if not task.done():
             task.cancel()
+
+
+def answer_lane(
+    app: HttpApp,
+    rid: Any,
+    method: str,
+    params: dict[str, Any],
+    env: Any,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    lane: Callable[[Emit], Coroutine[Any, Any, dict[str, Any]]],
+) -> Coroutine[Any, Any, None]:
+    """`answer` for a request a lane answers: one that asked for neither progress nor log
+    messages waits in the request's own task (`_quiet_lane`), any other as `answer` runs it.
+    (A plain def handing over the coroutine: no frame of its own on every wake.)"""
+    if env.log_level is None and PROGRESS_TOKEN not in env.meta:
+        return _quiet_lane(app, rid, lane, receive, send)
+    return answer(app, rid, method, params, env, scope, receive, send, lane)
 
 
 async def _quiet_lane(
