@@ -161,11 +161,16 @@ class HttpTransport:
             if (body is None or response.status_code >= 300 or _get(found, "content-encoding")
                     or not _get(found, "content-type", "").startswith("application/json")):
                 return await self._finish(response, rid, message)
-            response.stream.give_back()  # read whole: nothing more to read on its connection
+            stream = response.stream
+            if not stream.closed:  # the pool gave a reusable one back as it read it whole
+                stream.give_back()
             try:
                 answer = msgspec.json.decode(body) if body.strip() else None
             except DECODE_ERRORS:
                 raise ProtocolError(f"server answered with malformed JSON: {body[:120]!r}") from None
+            if (type(answer) is dict and "result" in answer and answer.get("id") == rid
+                    and "method" not in answer):
+                return answer  # the usual answer: what `_checked` would let through at once
             return self._checked(answer, response, body, rid)
         except httpx.TimeoutException as exc:
             raise TransportError(f"HTTP timeout talking to {shown(self.url)}: {exc!r}") from exc

@@ -111,7 +111,9 @@ class Http11Pool(httpx.AsyncBaseTransport):
         self._lines: dict[tuple[str, str], bytes] = {}  # (name, value): its checked line
         # A final response head (its bytes) -> what parse_head made of it: an upstream's
         # answers mostly repeat their heads, Content-Length included.
-        self._heads: dict[bytes, tuple[int, LeanHeaders, bytes]] = {}
+        # The framing `_Body` read from it is kept too (its Connection, Transfer-Encoding and
+        # Content-Length do not change with the bytes).
+        self._heads: dict[bytes, tuple[int, LeanHeaders, bytes, tuple[bool, int | None, bool]]] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -197,15 +199,18 @@ class Http11Pool(httpx.AsyncBaseTransport):
                     known = heads.get(raw)
                     if known is not None:  # a head this pool parsed before, byte for byte
                         status, headers, version = known[0], LeanHeaders(known[1]), known[2]
+                        framing = known[3] if request is None or request.method != "HEAD" else None
                         break
                     status, headers, version = parse_head(raw[:-4])
+                    framing = None
                     if not 100 <= status < 200 or status == 101:
                         if len(raw) <= 512:  # a bounded memo of short final heads
                             if len(heads) >= 64:
                                 heads.clear()
-                            heads[raw] = (status, LeanHeaders(headers), version)
+                            heads[raw] = (status, LeanHeaders(headers), version,
+                                          _framing(status, headers, version))
                         break  # a final answer (1xx interim ones skipped)
-                stream = _Body(self, origin, conn, request, status, headers, version)
+                stream = _Body(self, origin, conn, request, status, headers, version, framing)
                 length = stream.length
                 if length is not None and length <= whole:
                     data = conn.take(length)
@@ -292,30 +297,39 @@ def _header_line(name: str, value: str) -> bytes:
         raise httpx.LocalProtocolError(f"header {name!r} is not latin-1") from None
 
 
+def _reusable(headers: LeanHeaders, version: bytes) -> bool:
+    """May the connection carry another request after this answer?"""
+    return version == b"HTTP/1.1" and "close" not in _get(headers, "connection", "").lower()
+
+
+def _framing(status: int, headers: LeanHeaders, version: bytes) -> tuple[bool, int | None, bool]:
+    """How a (non-HEAD) answer's body is framed: (the connection reusable after it, its
+    length if known, chunked). Header names are lower-cased already."""
+    reusable = _reusable(headers, version)
+    if status in (204, 304):
+        return reusable, 0, False
+    if "chunked" in _get(headers, "transfer-encoding", "").lower():
+        return reusable, None, True
+    length = _get(headers, "content-length", "").strip(" \t")
+    if length.isascii() and length.isdigit():
+        return reusable, int(length), False
+    return False, None, False  # delimited by the connection's end
+
+
 class _Body(httpx.AsyncByteStream):
     """One response's body, framed as its headers say; the connection goes back to the pool
     once the body was read to its end (and the server did not ask to close it)."""
 
     def __init__(self, pool: Http11Pool, origin: Origin, conn: Conn,
                  request: httpx.Request | None,
-                 status: int, headers: LeanHeaders, version: bytes) -> None:
+                 status: int, headers: LeanHeaders, version: bytes,
+                 framing: tuple[bool, int | None, bool] | None = None) -> None:
         self.pool, self.origin, self.conn, self.request = pool, origin, conn, request
-        get = _get  # the names are lower-cased already
-        self.reusable = (version == b"HTTP/1.1"
-                         and "close" not in get(headers, "connection", "").lower())
-        self.length: int | None = None
-        self.chunked = False
+        if framing is None:
+            framing = (_framing(status, headers, version) if request is None
+                       or request.method != "HEAD" else (_reusable(headers, version), 0, False))
+        self.reusable, self.length, self.chunked = framing
         self.whole: bytes | None = None  # the body, when the pool read it whole
-        if (request is not None and request.method == "HEAD") or status in (204, 304):
-            self.length = 0
-        elif "chunked" in get(headers, "transfer-encoding", "").lower():
-            self.chunked = True
-        else:
-            length = get(headers, "content-length", "").strip(" \t")
-            if length.isascii() and length.isdigit():
-                self.length = int(length)
-            else:
-                self.reusable = False  # delimited by the connection's end
         self.done = False
         self.closed = False
 
