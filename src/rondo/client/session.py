@@ -351,7 +351,9 @@ class Client:
             result = response.get("result")
             if not isinstance(result, dict):
                 raise ProtocolError(f"server's answer to {method} has no result object")
-            kind = result_type(result)
+            kind = result.get("resultType", COMPLETE)
+            if type(kind) is not str:
+                kind = result_type(result)
             if kind not in (COMPLETE, INPUT_REQUIRED) and kind not in self.result_types:
                 raise ProtocolError(f"server answered {method} with unknown resultType {kind!r}")
             if kind == INPUT_REQUIRED and method not in MRTR_METHODS:
