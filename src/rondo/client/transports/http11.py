@@ -31,7 +31,15 @@ from typing import Any
 
 import httpx
 
-from rondo.client.transports.http11_conn import MAX_HEAD, Conn, LeanHeaders, open_conn, parse_head
+from rondo.client.transports.http11_conn import (
+    MAX_HEAD,
+    Conn,
+    LeanHeaders,
+    body_framing,
+    open_conn,
+    parse_head,
+    reusable_after,
+)
 
 _MAX_HEAD = MAX_HEAD
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP field name (RFC 9110 token)
@@ -208,7 +216,7 @@ class Http11Pool(httpx.AsyncBaseTransport):
                             if len(heads) >= 64:
                                 heads.clear()
                             heads[raw] = (status, LeanHeaders(headers), version,
-                                          _framing(status, headers, version))
+                                          body_framing(status, headers, version))
                         break  # a final answer (1xx interim ones skipped)
                 stream = _Body(self, origin, conn, request, status, headers, version, framing)
                 length = stream.length
@@ -297,25 +305,6 @@ def _header_line(name: str, value: str) -> bytes:
         raise httpx.LocalProtocolError(f"header {name!r} is not latin-1") from None
 
 
-def _reusable(headers: LeanHeaders, version: bytes) -> bool:
-    """May the connection carry another request after this answer?"""
-    return version == b"HTTP/1.1" and "close" not in _get(headers, "connection", "").lower()
-
-
-def _framing(status: int, headers: LeanHeaders, version: bytes) -> tuple[bool, int | None, bool]:
-    """How a (non-HEAD) answer's body is framed: (the connection reusable after it, its
-    length if known, chunked). Header names are lower-cased already."""
-    reusable = _reusable(headers, version)
-    if status in (204, 304):
-        return reusable, 0, False
-    if "chunked" in _get(headers, "transfer-encoding", "").lower():
-        return reusable, None, True
-    length = _get(headers, "content-length", "").strip(" \t")
-    if length.isascii() and length.isdigit():
-        return reusable, int(length), False
-    return False, None, False  # delimited by the connection's end
-
-
 class _Body(httpx.AsyncByteStream):
     """One response's body, framed as its headers say; the connection goes back to the pool
     once the body was read to its end (and the server did not ask to close it)."""
@@ -326,8 +315,8 @@ class _Body(httpx.AsyncByteStream):
                  framing: tuple[bool, int | None, bool] | None = None) -> None:
         self.pool, self.origin, self.conn, self.request = pool, origin, conn, request
         if framing is None:
-            framing = (_framing(status, headers, version) if request is None
-                       or request.method != "HEAD" else (_reusable(headers, version), 0, False))
+            framing = (body_framing(status, headers, version) if request is None
+                       or request.method != "HEAD" else (reusable_after(headers, version), 0, False))
         self.reusable, self.length, self.chunked = framing
         self.whole: bytes | None = None  # the body, when the pool read it whole
         self.done = False

@@ -1,5 +1,5 @@
 """One keep-alive HTTP/1.1 connection of `Http11Pool`, as an `asyncio.Protocol`, and the parser
-of a response's head.
+of a response's head and of how its body is framed.
 
 The connection keeps what it received in one buffer and wakes at most one reader when bytes
 (or the end) arrive; `readuntil`, `readexactly` and `read` take from the buffer without a wait
@@ -61,6 +61,25 @@ def parse_head(raw: bytes) -> tuple[int, LeanHeaders, bytes]:
             before = had(headers, key)
             headers[key] = value if before is None else f"{before}, {value}"
     return int(parts[1]), headers, parts[0]
+
+
+def reusable_after(headers: LeanHeaders, version: bytes) -> bool:
+    """May the connection carry another request after this answer?"""
+    return version == b"HTTP/1.1" and "close" not in _get(headers, "connection", "").lower()
+
+
+def body_framing(status: int, headers: LeanHeaders, version: bytes) -> tuple[bool, int | None, bool]:
+    """How a (non-HEAD) answer's body is framed: (the connection reusable after it, its
+    length if known, chunked). Header names are lower-cased already."""
+    reusable = reusable_after(headers, version)
+    if status in (204, 304):
+        return reusable, 0, False
+    if "chunked" in _get(headers, "transfer-encoding", "").lower():
+        return reusable, None, True
+    length = _get(headers, "content-length", "").strip(" \t")
+    if length.isascii() and length.isdigit():
+        return reusable, int(length), False
+    return False, None, False  # delimited by the connection's end
 
 
 class Conn(asyncio.Protocol):
