@@ -8,7 +8,7 @@ id to the parent's own tasks extension beside them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..server.method import Handler, Method, Wrap
@@ -53,9 +53,23 @@ class TaskRelays:
         self.server: Server | None = None
         self._rows: dict[str, Any] = {}
         self._wraps: dict[str, Wrap] = {}
+        self._made: Any = None  # `local` when this hub made it (the registered default)
 
     def attach(self, server: Server) -> None:
+        if self.server is not server:
+            server.lifespan(self._lifespan)  # the default made here is stopped with the server
         self.server = server
+
+    async def _lifespan(self, server: Any) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            # The registered default this hub made (`_local_tasks`) is attached to no server,
+            # so no lifespan of its own stops it: stop it here. An adopted one stops with the
+            # server that installed it.
+            stop = getattr(self._made, "stop", None)
+            if stop is not None:
+                await stop()
 
     def capability(self, server: Server) -> Mapping[str, Any] | None:
         if any(m.active() for m in list(self.members.values())):
@@ -107,6 +121,7 @@ class TaskRelays:
             from ..server.defaults import default_of
 
             self._take(default_of("task"))
+            self._made = self.local
         return self.local
 
     async def tool_of(self, core: Core, req: Request, task_id: Any) -> str | None:
