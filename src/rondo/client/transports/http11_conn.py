@@ -176,15 +176,8 @@ class Conn(asyncio.Protocol):
             await self.drain()
 
     async def _more(self) -> None:
-        """Wait until bytes arrive or the connection ends."""
-        if self.eof:
-            if self.error is not None:
-                raise self.error
-            raise asyncio.IncompleteReadError(bytes(self.buf), None)
-        if self._paused and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        """Wait until bytes arrive or the connection ends (`arrival`, awaited here)."""
+        waiter = self.arrival()
         try:
             await waiter
         finally:
