@@ -170,11 +170,6 @@ class Conn(asyncio.Protocol):
         if self.error is not None:
             raise self.error
 
-    async def write(self, data: bytes) -> None:
-        """Write `data`, waiting while the transport's buffer is full."""
-        if self.put(data):
-            await self.drain()
-
     async def _more(self) -> None:
         """Wait until bytes arrive or the connection ends (`arrival`, awaited here)."""
         waiter = self.arrival()
