@@ -40,9 +40,14 @@ class Subscription:
             self.client._rpc(method, params, timeout=None, request_id=self.id))
         self._task.add_done_callback(lambda _: self._finish())
         waiter = asyncio.ensure_future(self._acked.wait())
-        await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
+        try:
+            await asyncio.wait({waiter, self._task}, timeout=self.client.timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # cancelled while opening: the stream must not outlive us
+            await self.__aexit__()
+            raise
+        finally:
+            waiter.cancel()
         if self.acknowledged is None:
             await self.__aexit__()
             if self._task.done() and not self._task.cancelled() and self._task.exception():
