@@ -1,28 +1,30 @@
 #!/usr/bin/env bash
 # Instructions and simulated L1 cache misses per request of a whole HTTP server (uvicorn, uvloop,
 # httptools and the app; the kernel is not counted), under cachegrind:
-#   bash benchmarks/server_instructions.sh rondo add     # floor|floor_sealed|floor_minseal|server_clear_state|server_minseal|rondo|proxy  add|flow
+#   bash benchmarks/server_instructions.sh rondo add     # floor|floor_sealed|floor_minseal|server_clear_state|server_minseal|rondo|proxy|floor_proxy  add|flow
 # `proxy` counts `rondo proxy` (one worker, as bench_proxy.py runs it) in front of
-# benchmarks/server.py, which runs outside valgrind: the proxy's own instructions per call.
+# benchmarks/server.py, which runs outside valgrind: the proxy's own instructions per call;
+# `floor_proxy` counts benchmarks/floor_proxy.py (a relay with no MCP work) in the same place.
 # Serves the fixture under valgrind twice, sends it 100 and then 600 requests (or flows) one
 # after another on one keep-alive connection (benchmarks/sequential.py), and prints the difference
 # per request, so start-up and shut-down cancel out. Unlike inprocess.py this includes
 # everything a real request runs between two answers. Needs valgrind; takes about a minute.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-which="${1:?floor|floor_sealed|floor_minseal|server_clear_state|server_minseal|rondo|proxy}"; what="${2:?add|flow}"
+which="${1:?floor|floor_sealed|floor_minseal|server_clear_state|server_minseal|rondo|proxy|floor_proxy}"; what="${2:?add|flow}"
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install -y valgrind)" >&2; exit 1; }
 out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT
 port=$(.venv/bin/python -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
 [ "$which" = rondo ] && which=server
 served=(.venv/bin/python "benchmarks/$which.py" http "$port")
-if [ "$which" = proxy ]; then
+if [ "$which" = proxy ] || [ "$which" = floor_proxy ]; then
   up=$(.venv/bin/python -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
   .venv/bin/python benchmarks/server.py http "$up" >"$out/upstream.log" 2>&1 &
   upstream=$!
   trap 'kill "$upstream" 2>/dev/null; rm -rf "$out"' EXIT
   export RONDO_STATE_KEYS="bench:$(printf 'A%.0s' $(seq 43))"
   served=(.venv/bin/python -m rondo.cli proxy "http://127.0.0.1:$up/mcp" --http "127.0.0.1:$port")
+  [ "$which" = floor_proxy ] && served=(.venv/bin/python benchmarks/floor_proxy.py http "$port" "$up")
 fi
 summary() {
   valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file="$out/cg.$1" \
