@@ -33,3 +33,15 @@ def test_a_proxy_loads_the_listen_relay_only_when_asked() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=60, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_the_upstream_link_still_imports_from_gateway_proxy() -> None:
+    import importlib
+
+    from rondo.gateway import upstream
+
+    proxy_module = importlib.import_module("rondo.gateway.proxy")  # the module, not `proxy()`
+
+    for name in ("Upstream", "pass_on_log", "UNAVAILABLE", "MAX_ROUNDS", "MAX_RESPONSE"):
+        assert getattr(proxy_module, name) is getattr(upstream, name), name
+    assert proxy_module.MAX_ROUNDS == 16 and proxy_module.UNAVAILABLE == -32603

@@ -17,7 +17,7 @@ from rondo.client import Client, ElicitRequest, ElicitResult
 from rondo.client.errors import ProtocolError
 from rondo.client.types import CallToolResult, convert
 from rondo.gateway import mount
-from rondo.gateway.proxy import _raw_tool_body, _tool_body
+from rondo.gateway.upstream import _raw_tool_body, _tool_body
 from tests.helpers.gateway_upstream import served, upstream_server
 from tests.helpers.polling import until
 

@@ -1,6 +1,6 @@
 """The relay lane: a 2026-07-28 `tools/call` of a tool that answers from its raw arguments.
 
-A proxy's tool (`gateway/proxy.py`) sends its arguments upstream as they came and returns the
+A proxy's tool (`gateway/proxy_components.py`) sends its arguments upstream as they came and returns the
 upstream's answer: binding them to a signature, checking them against the upstream's schema
 (the upstream checks its own) and shaping a return value would only cost. Such a tool sets
 `Tool.relay`; when nothing else must see the call (no server middleware, no tracing, no wrap

@@ -34,7 +34,7 @@ from .upstream_errors import passed_on
 if TYPE_CHECKING:
     from ..core.core import Core
     from ..server.request import Request
-    from .proxy import Upstream
+    from .upstream import Upstream
 
 log = logging.getLogger("rondo.gateway")
 
@@ -175,10 +175,10 @@ class PerCaller:
 
 def adopter(server: Any, link: Upstream) -> Callable[[str, list[dict[str, Any]]], list[str]]:
     """The `adopt` of `PerCaller` for a proxy `server`: registers a relay for each listed entry
-    the proxy does not serve yet, as its own listing would (gateway/proxy.py)."""
+    the proxy does not serve yet, as its own listing would (gateway/proxy_components.py)."""
     from ..client.errors import ProtocolError
     from ..client.types import Prompt, Resource, ResourceTemplate, Tool, convert
-    from .proxy import _add_prompt, _add_resource, _add_tool, _drop_none
+    from .proxy_components import _add_prompt, _add_resource, _add_tool, _drop_none
 
     def adopt(method: str, entries: list[dict[str, Any]]) -> list[str]:
         _, field, registry_name = SHAPE[method]

@@ -27,7 +27,7 @@ from ..wire.errors import McpError
 
 if TYPE_CHECKING:
     from ..server.server import Server
-    from .proxy import Upstream
+    from .upstream import Upstream
 
 log = logging.getLogger("rondo.gateway")
 

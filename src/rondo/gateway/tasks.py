@@ -42,12 +42,12 @@ if TYPE_CHECKING:
     from ..client.session import ResultHandler
     from ..core.core import Core
     from ..server.server import Server
-    from .proxy import Upstream
     from .task_hub import TaskRelays
 
     # Moved to gateway/task_listen.py; still importable from here (`__getattr__` below).
     from .task_listen import MAX_TASK_IDS as MAX_TASK_IDS
     from .task_listen import relay_task_notes as relay_task_notes
+    from .upstream import Upstream
 
 log = logging.getLogger("rondo.gateway")
 

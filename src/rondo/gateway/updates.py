@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..server.method import Handler
     from ..server.request import Request
     from ..server.server import Server
-    from .proxy import Upstream
+    from .upstream import Upstream
 
 MAX_WATCHED = 1024  # URIs one upstream is subscribed to at most
 # Seconds a replaced listen stream stays open after its successor is acknowledged: an update

@@ -38,7 +38,7 @@ from ...wire.errors import SERVER_BUSY, McpError
 
 if TYPE_CHECKING:
     from ...client import Client
-    from ..proxy import Upstream
+    from ..upstream import Upstream
 
 log = logging.getLogger("rondo.gateway")
 MAX_PROCESSES = 8  # stdio upstream processes one bridge runs at once (each: one bridged call)

@@ -37,7 +37,7 @@ from .sessions import Sessions
 
 if TYPE_CHECKING:
     from ...server.context import Context
-    from ..proxy import Upstream
+    from ..upstream import Upstream
     from .forward import Forwarder
 
 log = logging.getLogger("rondo.gateway")
@@ -213,7 +213,7 @@ class Bridge:
 
         async def call() -> Any:
             from ...auth.principal import CALLER, Principal
-            from ..proxy import _RELAYING
+            from ..upstream import _RELAYING
 
             # The upstream's log messages go to the client of the round under way.
             _RELAYING.set(cast(Any, RoundLog(flow)))

@@ -29,7 +29,7 @@ from ...wire.errors import McpError
 from .flow import CURRENT, Flow, RoundLog
 
 if TYPE_CHECKING:
-    from ..proxy import Upstream
+    from ..upstream import Upstream
     from .pool import Pool
 
 log = logging.getLogger("rondo.gateway")
@@ -130,7 +130,7 @@ class Sessions:
             self.drop(key, client)
 
     def _make(self, caps: dict[str, Any], key: str, *, logs: bool = True) -> Client:
-        from ..proxy import pass_on_log
+        from ..upstream import pass_on_log
 
         link = self.link
         base = link.client
