@@ -16,7 +16,9 @@ configurations run in the same rounds: "rondo proxy, own core" has CPU 0 to itse
 upstream runs on CPU 1 beside wrk (as in production, where a proxy and its upstream do not
 share a core), and "direct + neighbour" is the direct server on CPU 0 beside a second copy of
 the same server, also on CPU 0 and loaded by a second wrk on CPU 1 with the same load: what a
-busy process sharing its core does to a server's CPU per call, without any proxy. Load is
+busy process sharing its core does to a server's CPU per call, without any proxy. "proxy
+floor, shared core" and "proxy floor, own core" put benchmarks/floor_proxy.py (a relay that does
+no MCP work) in the two proxy layouts: what relaying alone costs there. Load is
 run.py's wrk harness (post.lua, mrtr.lua: a flow counts only if its second leg
 returns "blue"). Every round starts every process afresh and runs the configurations in turn;
 the best round counts for throughput, the median for CPU per call. Writes
@@ -59,9 +61,11 @@ UPSTREAM = ROOT / "benchmarks" / "server.py"
 FASTMCP_PROXY = ROOT / "benchmarks" / "anchors" / "fastmcp_proxy.py"
 DIRECT, NEIGHBOUR = "direct", "direct + neighbour"
 SHARED, OWN, FASTMCP = "rondo proxy, shared core", "rondo proxy, own core", "fastmcp proxy"
-CONFIGS = (DIRECT, NEIGHBOUR, SHARED, OWN, FASTMCP)
+# benchmarks/floor_proxy.py: a relay with no MCP work, in both layouts (what relaying costs).
+FLOOR_SHARED, FLOOR_OWN = "proxy floor, shared core", "proxy floor, own core"
+CONFIGS = (DIRECT, NEIGHBOUR, SHARED, OWN, FLOOR_SHARED, FLOOR_OWN, FASTMCP)
 # Where each configuration's upstream (or direct server) runs, and its proxy.
-UPSTREAM_CPU = {OWN: LOAD_CPU}
+UPSTREAM_CPU = {OWN: LOAD_CPU, FLOOR_OWN: LOAD_CPU}
 
 
 @dataclass
@@ -109,6 +113,9 @@ def start(config: str) -> tuple[list[subprocess.Popen[Any]], int, int]:
         front = spawn([rondo, "proxy", url, "--http", f"127.0.0.1:{port}"],
                       RESULTS / "proxy-rondo.log",
                       {"RONDO_STATE_KEYS": "bench:" + "A" * 43})
+    elif config in (FLOOR_SHARED, FLOOR_OWN):
+        front = spawn([sys.executable, str(HERE / "floor_proxy.py"), "http", str(port),
+                       str(up_port)], RESULTS / "proxy-floor.log")
     else:
         front = spawn([str(ANCHOR_VENVS / "fastmcp/bin/python"), str(FASTMCP_PROXY), url,
                        str(port)], RESULTS / "proxy-fastmcp.log")
@@ -209,7 +216,8 @@ def report(results: dict[str, Runs], args: argparse.Namespace, load: tuple[float
         "Layouts: direct = the server alone on CPU 0; direct + neighbour = the same beside a "
         "second copy of it on CPU 0 under the same load (a second wrk); shared core = proxy and "
         "upstream both on CPU 0 (the issue's figure so far); own core = the proxy alone on "
-        "CPU 0, its upstream on CPU 1 beside wrk. wrk on CPU 1 throughout.",
+        "CPU 0, its upstream on CPU 1 beside wrk. wrk on CPU 1 throughout. proxy floor = "
+        "benchmarks/floor_proxy.py, a relay with no MCP work, in the same two layouts.",
         "",
         "| configuration | `add` req/s (best / median) | MRTR flows/s (best / median) | "
         "CPU per `add`, front + upstream (µs) | CPU per flow, front + upstream (µs) | bad |",
@@ -238,7 +246,7 @@ def report(results: dict[str, Runs], args: argparse.Namespace, load: tuple[float
         "so far is the shared core's.",
         "",
     ]
-    for config in (SHARED, OWN):
+    for config in (SHARED, OWN, FLOOR_SHARED, FLOOR_OWN):
         runs = results[config]
         lines += [
             f"- {config}, proxy CPU / direct server CPU, `add`: "
