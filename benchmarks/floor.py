@@ -70,15 +70,20 @@ def answered(msg: dict) -> bytes:
         "content": [{"type": "text", "text": color}], "resultType": "complete", "_meta": _INFO}})
 
 
+async def lifespan(receive, send) -> None:  # type: ignore[no-untyped-def]
+    """The ASGI lifespan, started and then stopped (floor_proxy.py's too); not on a request's path."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        else:
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
 async def app(scope: dict, receive, send) -> None:  # type: ignore[no-untyped-def]
     if scope["type"] == "lifespan":
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            else:
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        return await lifespan(receive, send)
     body = b""
     while True:
         message = await receive()
