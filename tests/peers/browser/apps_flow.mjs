@@ -54,7 +54,7 @@ try {
   }, seen.pageOrigin);
   // A button in the view calls a tool only views may call.
   await view.locator("#price").click();
-  seen.price = await textOf("price-out");
+  seen.price = await textOf("price-out", "-|waiting...");  // past the view's own "waiting..."
   // A view-initiated call that needs the user's answer: the page shows the question.
   await view.locator("#order").click();
   const ask = page.locator("#asks section").first();
