@@ -130,26 +130,13 @@ async def answer(
             task.cancel()
 
 
-def answer_lane(
-    app: HttpApp,
-    rid: Any,
-    method: str,
-    params: dict[str, Any],
-    env: Any,
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    lane: Callable[[Emit], Coroutine[Any, Any, dict[str, Any]]],
-) -> Coroutine[Any, Any, None]:
-    """`answer` for a request a lane answers: one that asked for neither progress nor log
-    messages waits in the request's own task (`_quiet_lane`), any other as `answer` runs it.
-    (A plain def handing over the coroutine: no frame of its own on every wake.)"""
-    if env.log_level is None and PROGRESS_TOKEN not in env.meta:
-        return _quiet_lane(app, rid, lane, receive, send)
-    return answer(app, rid, method, params, env, scope, receive, send, lane)
+def quiet(env: Any) -> bool:
+    """A lane's request that asked for neither progress nor log messages: nothing of it can
+    stream, so `quiet_lane` answers it in the request's own task (any other: `answer`)."""
+    return env.log_level is None and PROGRESS_TOKEN not in env.meta
 
 
-async def _quiet_lane(
+async def quiet_lane(
     app: HttpApp,
     rid: Any,
     lane: Callable[[Emit], Coroutine[Any, Any, dict[str, Any]]],

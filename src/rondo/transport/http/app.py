@@ -19,7 +19,7 @@ from ...wire.bounds import may_be_deep, nesting_error, too_deep
 from ...wire.era import MODERN
 from ...wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
 from ...wire.jsonrpc import not_an_object, readable_id
-from .answer import DISCONNECT_WATCH_AFTER, answer, answer_lane, keeper, send_inline
+from .answer import DISCONNECT_WATCH_AFTER, answer, keeper, quiet, quiet_lane, send_inline
 from .asgi import Receive, Scope, Send, header_map, send_error, send_json, send_plain
 from .body import BodyTooLarge, Disconnected, read_body
 from .inbound import (
@@ -276,6 +276,9 @@ class HttpApp:
                     assert tool is not None
                     return relay_call(core, rid, tool, params, env, emit, auth, peer)
 
-                await answer_lane(self, rid, method, params, env, scope, receive, send, lane)
+                if quiet(env):
+                    await quiet_lane(self, rid, lane, receive, send)
+                else:
+                    await answer(self, rid, method, params, env, scope, receive, send, lane)
                 return
         await answer(self, rid, method, params, env, scope, receive, send)
