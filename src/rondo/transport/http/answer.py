@@ -17,7 +17,6 @@ from ...core.failures import masked_internal_error
 from ...server.request import Emit, Request
 from ...wire.errors import SERVER_BUSY, McpError, http_status, internal_error
 from ...wire.jsonrpc import error_response
-from ...wire.meta import PROGRESS_TOKEN
 from .asgi import KEEPALIVE_FRAME, SSE_HEADERS, Receive, Scope, Send, send_json, sse_frame
 from .pending import PendingNotes
 
@@ -128,12 +127,6 @@ async def answer(
             watcher.cancel()
         if not task.done():
             task.cancel()
-
-
-def quiet(env: Any) -> bool:
-    """A lane's request that asked for neither progress nor log messages: nothing of it can
-    stream, so `quiet_lane` answers it in the request's own task (any other: `answer`)."""
-    return env.log_level is None and PROGRESS_TOKEN not in env.meta
 
 
 async def quiet_lane(

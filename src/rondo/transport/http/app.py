@@ -19,7 +19,8 @@ from ...wire.bounds import may_be_deep, nesting_error, too_deep
 from ...wire.era import MODERN
 from ...wire.errors import DECODE_ERRORS, INVALID_REQUEST, McpError, undecodable
 from ...wire.jsonrpc import not_an_object, readable_id
-from .answer import DISCONNECT_WATCH_AFTER, answer, keeper, quiet, quiet_lane, send_inline
+from ...wire.meta import PROGRESS_TOKEN
+from .answer import DISCONNECT_WATCH_AFTER, answer, keeper, quiet_lane, send_inline
 from .asgi import Receive, Scope, Send, header_map, send_error, send_json, send_plain
 from .body import BodyTooLarge, Disconnected, read_body
 from .inbound import (
@@ -276,7 +277,9 @@ class HttpApp:
                     assert tool is not None
                     return relay_call(core, rid, tool, params, env, emit, auth, peer)
 
-                if quiet(env):
+                if env.log_level is None and PROGRESS_TOKEN not in env.meta:
+                    # Asked for neither progress nor log messages: nothing of it can stream,
+                    # so it waits in the request's own task.
                     await quiet_lane(self, rid, lane, receive, send)
                 else:
                     await answer(self, rid, method, params, env, scope, receive, send, lane)
